@@ -1,0 +1,117 @@
+"""Identified parameter files (YAML), written atomically and read back with validation.
+
+Layout::
+
+    motor_ident_parameters: 1        # format version
+    robot: valkyrie_arm
+    method: wls
+    parameters:                      # full vector, in the regressor's order
+      names: [link1.m, ...]
+      values: [...]
+      std: [...]                     # optional, NaN where unknown
+    base_parameters:                 # the identified combinations
+      expressions: [...]
+      values: [...]
+      std: [...]
+    metrics: {r2_per_joint: [...], condition_number: ..., ...}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from numpy.typing import NDArray
+
+from motor_ident.errors import ConfigError
+from motor_ident.io.data import atomic_write
+
+FloatArray = NDArray[np.float64]
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True, eq=False)
+class ParameterSet:
+    """A full parameter vector with names and optional standard deviations."""
+
+    names: tuple[str, ...]
+    values: FloatArray
+    std: FloatArray | None = None
+    robot: str = ""
+    method: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _floats(values: Sequence[float] | FloatArray) -> list[float]:
+    return [float(x) for x in np.asarray(values, dtype=float)]
+
+
+def save_parameters(path: str | Path, params: ParameterSet) -> None:
+    """Write ``params`` to ``path`` as YAML, atomically (temporary file + rename)."""
+    doc: dict[str, Any] = {
+        "motor_ident_parameters": FORMAT_VERSION,
+        "robot": params.robot,
+        "method": params.method,
+        "parameters": {"names": list(params.names), "values": _floats(params.values)},
+    }
+    if params.std is not None:
+        doc["parameters"]["std"] = _floats(params.std)
+    doc.update(params.extra)
+    text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
+    atomic_write(path, lambda tmp: tmp.write_text(text))
+
+
+def load_parameters(path: str | Path, expected_names: Sequence[str] | None = None) -> ParameterSet:
+    """Read a parameter file written by `save_parameters`.
+
+    Args:
+        path: the YAML file.
+        expected_names: when given, the file must hold exactly these parameters (any order);
+            the values are returned in this order.
+
+    Raises:
+        ConfigError: missing, unreadable, corrupt or incompatible file (the message says which).
+    """
+    path = Path(path)
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise ConfigError(f"parameter file {path}: cannot read: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"parameter file {path}: corrupt YAML: {exc}") from None
+    if not isinstance(doc, Mapping) or doc.get("motor_ident_parameters") != FORMAT_VERSION:
+        raise ConfigError(f"parameter file {path}: not a motor_ident parameter file (format {FORMAT_VERSION})")
+    block = doc.get("parameters")
+    if not isinstance(block, Mapping) or "names" not in block or "values" not in block:
+        raise ConfigError(f"parameter file {path}: 'parameters' needs 'names' and 'values'")
+    names = tuple(str(n) for n in block["names"])
+    try:
+        values = np.asarray(block["values"], dtype=float)
+        std = None if block.get("std") is None else np.asarray(block["std"], dtype=float)
+    except (TypeError, ValueError):
+        raise ConfigError(f"parameter file {path}: values are not numbers") from None
+    if values.shape != (len(names),) or (std is not None and std.shape != values.shape):
+        raise ConfigError(f"parameter file {path}: {len(names)} names but {values.size} values")
+    if not np.all(np.isfinite(values)):
+        raise ConfigError(f"parameter file {path}: values contain NaN or Inf")
+    if expected_names is not None:
+        if set(expected_names) != set(names) or len(expected_names) != len(names):
+            missing = sorted(set(expected_names) - set(names))[:5]
+            extra = sorted(set(names) - set(expected_names))[:5]
+            raise ConfigError(f"parameter file {path} does not match this robot: missing {missing}, unexpected {extra}")
+        order = [names.index(n) for n in expected_names]
+        names, values = tuple(expected_names), values[order]
+        std = None if std is None else std[order]
+    extra = {k: v for k, v in doc.items() if k not in ("motor_ident_parameters", "robot", "method", "parameters")}
+    return ParameterSet(
+        names=names,
+        values=values,
+        std=std,
+        robot=str(doc.get("robot", "")),
+        method=str(doc.get("method", "")),
+        extra=extra,
+    )

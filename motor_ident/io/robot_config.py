@@ -1,0 +1,267 @@
+"""Robot configs: a URDF plus a YAML file describing the identified joints and their drives.
+
+Schema (see ``config/valkyrie_arm.yaml`` for a commented example)::
+
+    robot:
+      name: valkyrie_arm
+      urdf: urdf/valkyrie_arm.urdf        # path relative to the YAML file
+      joints: [j1, j2, ...]               # identified joints, in the order of every array
+      gravity: [0.0, 0.0, -9.81]          # m/s^2, base frame
+      friction: {kind: coulomb_viscous}   # default friction model of every joint
+      reflected_inertia: true             # identify rho^2 I_m per joint (false: no rotors)
+      joint_parameters:                   # optional, per joint
+        j1:
+          gear_ratio: 100.0               # rho [-]
+          rotor_inertia: 1.0e-5           # I_m, motor side [kg m^2]
+          friction: {kind: stribeck}      # overrides the default model
+          friction_values: [1.0, 0.3]     # nominal values in the model's parameter order
+          motor: {k_pwm: 40.0, tau_0: 0.0, back_emf: 0.0, duty_limit: 1.0}
+
+`load_robot_config` accepts a path to such a file or the name of a config shipped with
+motor_ident (``valkyrie_arm``, ``szabo_3dof``, ...).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from numpy.typing import NDArray
+
+from motor_ident.core.friction import FrictionShape
+from motor_ident.core.model import RobotModel, load_robot_model
+from motor_ident.core.motor import MotorParameters
+from motor_ident.core.regressor import Regressor
+from motor_ident.errors import ConfigError
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class JointConfig:
+    """Drive data of one joint."""
+
+    gear_ratio: float = 1.0
+    rotor_inertia: float = 0.0
+    friction: FrictionShape = FrictionShape()
+    friction_values: tuple[float, ...] | None = None
+    motor: MotorParameters | None = None
+
+
+@dataclass(frozen=True)
+class RobotConfig:
+    """A robot motor_ident can identify: URDF, joint order, gravity and per-joint drive data."""
+
+    name: str
+    urdf: Path
+    joints: tuple[str, ...]
+    gravity: tuple[float, float, float]
+    joint_parameters: tuple[JointConfig, ...]
+    reflected_inertia: bool = True
+    source: Path | None = None
+
+    def build_model(self) -> RobotModel:
+        """The `RobotModel` of the URDF reduced to ``joints``, with gear ratios and rotor inertias."""
+        return load_robot_model(
+            self.urdf,
+            joint_names=self.joints,
+            gravity=self.gravity,
+            gear_ratio=[j.gear_ratio for j in self.joint_parameters],
+            rotor_inertia=[j.rotor_inertia for j in self.joint_parameters],
+        )
+
+    def build_regressor(self, robot: RobotModel | None = None) -> Regressor:
+        """The full regressor (rigid body + reflected inertia + configured friction)."""
+        return Regressor(
+            self.build_model() if robot is None else robot,
+            [j.friction for j in self.joint_parameters],
+            reflected_inertia=self.reflected_inertia,
+        )
+
+    def nominal_friction(self) -> list[FloatArray]:
+        """Nominal friction values per joint (zeros where none are configured)."""
+        return [
+            np.zeros(j.friction.n_parameters)
+            if j.friction_values is None
+            else np.asarray(j.friction_values, dtype=float)
+            for j in self.joint_parameters
+        ]
+
+    def nominal_parameters(self, regressor: Regressor) -> FloatArray:
+        """Full theta of the URDF's inertias, the rotor inertias and the nominal friction."""
+        return regressor.parameters(friction=self.nominal_friction())
+
+
+def config_directories() -> list[Path]:
+    """Where named configs are looked up, in order.
+
+    ``$MOTOR_IDENT_CONFIG_PATH`` (colon separated), the ROS share directory when ament_index is
+    available, the source tree's ``config/`` and ``<prefix>/share/motor_ident/config``.
+    """
+    dirs = [Path(p) for p in os.environ.get("MOTOR_IDENT_CONFIG_PATH", "").split(os.pathsep) if p]
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        dirs.append(Path(get_package_share_directory("motor_ident")) / "config")
+    except Exception:  # not in a ROS workspace, or the package is not installed there
+        pass
+    dirs.append(Path(__file__).resolve().parents[2] / "config")
+    import sys
+
+    dirs.append(Path(sys.prefix) / "share" / "motor_ident" / "config")
+    return dirs
+
+
+def find_config(name_or_path: str | Path) -> Path:
+    """Path of a robot config given as a file path or a shipped config's name.
+
+    Raises:
+        ConfigError: nothing matches; the message lists the configs that exist.
+    """
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    available: set[str] = set()
+    for directory in config_directories():
+        candidate = directory / f"{name_or_path}.yaml"
+        if candidate.is_file():
+            return candidate
+        if directory.is_dir():
+            available.update(p.stem for p in directory.glob("*.yaml"))
+    raise ConfigError(f"robot config {str(name_or_path)!r} not found: give a YAML path or one of {sorted(available)}")
+
+
+def _friction_shape(raw: Any, key: str, default: FrictionShape | None = None) -> FrictionShape:
+    if raw is None:
+        return default or FrictionShape()
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{key} = {raw!r}: expected a mapping such as {{kind: coulomb_viscous}}")
+    allowed = {f.name for f in fields(FrictionShape) if f.init}
+    unknown = set(raw) - allowed
+    if unknown:
+        raise ConfigError(f"{key}: unknown keys {sorted(unknown)}; allowed {sorted(allowed)}")
+    try:
+        return FrictionShape(**raw)
+    except ConfigError as exc:
+        raise ConfigError(f"{key}: {exc}") from None
+    except TypeError as exc:
+        raise ConfigError(f"{key}: {exc}") from None
+
+
+def _float_list(raw: Any, key: str, length: int | None = None) -> tuple[float, ...]:
+    if not isinstance(raw, Sequence) or isinstance(raw, str):
+        raise ConfigError(f"{key} = {raw!r}: expected a list of numbers")
+    try:
+        values = tuple(float(x) for x in raw)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key} = {raw!r}: expected a list of numbers") from None
+    if length is not None and len(values) != length:
+        raise ConfigError(f"{key} = {list(values)}: expected {length} numbers")
+    if not all(np.isfinite(values)):
+        raise ConfigError(f"{key} = {list(values)}: expected finite numbers")
+    return values
+
+
+def _joint_config(raw: Any, key: str, default_friction: FrictionShape) -> JointConfig:
+    if raw is None:
+        return JointConfig(friction=default_friction)
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{key} = {raw!r}: expected a mapping")
+    allowed = {"gear_ratio", "rotor_inertia", "friction", "friction_values", "motor"}
+    unknown = set(raw) - allowed
+    if unknown:
+        raise ConfigError(f"{key}: unknown keys {sorted(unknown)}; allowed {sorted(allowed)}")
+    friction = _friction_shape(raw.get("friction"), f"{key}.friction", default_friction)
+    values = raw.get("friction_values")
+    friction_values = None if values is None else _float_list(values, f"{key}.friction_values", friction.n_parameters)
+    motor = None
+    if raw.get("motor") is not None:
+        if not isinstance(raw["motor"], Mapping):
+            raise ConfigError(f"{key}.motor = {raw['motor']!r}: expected a mapping")
+        try:
+            motor = MotorParameters(**raw["motor"])
+        except (ConfigError, TypeError) as exc:
+            raise ConfigError(f"{key}.motor: {exc}") from None
+    out = {}
+    for name in ("gear_ratio", "rotor_inertia"):
+        value = raw.get(name, 1.0 if name == "gear_ratio" else 0.0)
+        try:
+            out[name] = float(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{key}.{name} = {value!r}: expected a number") from None
+    if not out["gear_ratio"] > 0.0:
+        raise ConfigError(f"{key}.gear_ratio = {out['gear_ratio']!r}: expected a number > 0")
+    if not out["rotor_inertia"] >= 0.0:
+        raise ConfigError(f"{key}.rotor_inertia = {out['rotor_inertia']!r}: expected a number >= 0")
+    return JointConfig(friction=friction, friction_values=friction_values, motor=motor, **out)
+
+
+def robot_config_from_dict(
+    raw: Mapping[str, Any], base_dir: Path | None = None, source: Path | None = None
+) -> RobotConfig:
+    """Validate a parsed ``robot:`` mapping into a `RobotConfig` (paths relative to ``base_dir``)."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"robot = {raw!r}: expected a mapping")
+    allowed = {"name", "urdf", "joints", "gravity", "friction", "joint_parameters", "reflected_inertia"}
+    unknown = set(raw) - allowed
+    if unknown:
+        raise ConfigError(f"robot: unknown keys {sorted(unknown)}; allowed {sorted(allowed)}")
+    for key in ("name", "urdf", "joints"):
+        if key not in raw:
+            raise ConfigError(f"robot.{key} is missing")
+    urdf = Path(str(raw["urdf"]))
+    if not urdf.is_absolute() and base_dir is not None:
+        urdf = base_dir / urdf
+    joints = raw["joints"]
+    if (
+        not isinstance(joints, Sequence)
+        or isinstance(joints, str)
+        or not joints
+        or not all(isinstance(j, str) for j in joints)
+    ):
+        raise ConfigError(f"robot.joints = {joints!r}: expected a non-empty list of joint names")
+    gravity = _float_list(raw.get("gravity", [0.0, 0.0, -9.81]), "robot.gravity", 3)
+    default_friction = _friction_shape(raw.get("friction"), "robot.friction")
+    per_joint = raw.get("joint_parameters") or {}
+    if not isinstance(per_joint, Mapping):
+        raise ConfigError(f"robot.joint_parameters = {per_joint!r}: expected a mapping by joint name")
+    stray = set(per_joint) - set(joints)
+    if stray:
+        raise ConfigError(f"robot.joint_parameters: {sorted(stray)} are not in robot.joints {list(joints)}")
+    joint_parameters = tuple(
+        _joint_config(per_joint.get(j), f"robot.joint_parameters.{j}", default_friction) for j in joints
+    )
+    return RobotConfig(
+        name=str(raw["name"]),
+        urdf=urdf,
+        joints=tuple(joints),
+        gravity=(gravity[0], gravity[1], gravity[2]),
+        joint_parameters=joint_parameters,
+        reflected_inertia=bool(raw.get("reflected_inertia", True)),
+        source=source,
+    )
+
+
+def load_robot_config(name_or_path: str | Path) -> RobotConfig:
+    """Load and validate a robot config from a YAML path or a shipped config's name.
+
+    Raises:
+        ConfigError: the file is missing, is not valid YAML, or a value is wrong (the message
+            names the key, the value and what was expected).
+    """
+    path = find_config(name_or_path)
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(doc, Mapping) or "robot" not in doc:
+        raise ConfigError(f"{path}: expected a top-level 'robot:' mapping")
+    try:
+        return robot_config_from_dict(doc["robot"], base_dir=path.parent, source=path)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None

@@ -1,0 +1,52 @@
+"""motor_ident: ament_python package, also installable with pip into a virtual environment."""
+
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "motor_ident"
+
+# `ros2 run motor_ident <name>` entry points of the nodes in motor_ident/ros/.
+NODES: dict[str, str] = {}
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(exclude=["tests", "tests.*"]),
+    package_data={PACKAGE: ["py.typed"]},
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+        (f"share/{PACKAGE}/config/urdf", glob("config/urdf/*.urdf")),
+        (f"share/{PACKAGE}/examples", glob("examples/*.npz")),
+    ],
+    python_requires=">=3.10",
+    # Versions are pinned for reproducible installs in requirements/lock.txt; here only the floor.
+    install_requires=["numpy>=1.24", "scipy>=1.10", "PyYAML>=6.0", "matplotlib>=3.7", "rich>=13"],
+    extras_require={
+        # pinocchio and the ROS 2 wheels: left out when a sourced ROS 2 / conda provides them.
+        "pinocchio": ["pin>=3.0"],
+        "ros": [
+            "ros-rclpy",
+            "ros-std-msgs",
+            "ros-sensor-msgs",
+            "ros-geometry-msgs",
+            "ros-trajectory-msgs",
+            "ros-diagnostic-msgs",
+            "ros-std-srvs",
+            "ros-rmw-fastrtps-cpp",
+        ],
+        "test": ["pytest>=8", "hypothesis>=6", "pytest-benchmark>=4", "ruff>=0.5"],
+    },
+    zip_safe=True,
+    maintainer="motor_ident maintainers",
+    maintainer_email="maintainers@motor-ident.dev",
+    description="Online identification of joint and actuator dynamics with feedforward for ros2_control",
+    license="Apache-2.0",
+    entry_points={
+        "console_scripts": ["motor-ident = motor_ident.cli:main"]
+        + [f"{name} = {target}" for name, target in NODES.items()],
+    },
+)

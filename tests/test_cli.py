@@ -1,0 +1,118 @@
+"""The motor-ident command: synth -> identify round trip, JSON keys, clear errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from motor_ident.cli import main
+from motor_ident.io.params import load_parameters
+from motor_ident.io.robot_config import load_robot_config
+from tests.conftest import REPO
+
+IDENTIFY_KEYS = {
+    "r2_per_joint",
+    "r2_uncentred_per_joint",
+    "condition_number",
+    "n_base_parameters",
+    "heldout_r2_per_joint",
+}
+
+
+@pytest.mark.parametrize("suffix", [".npz", ".csv"])
+def test_synth_then_identify(tmp_path: Path, suffix: str) -> None:
+    """A synthetic record identifies with held-out R^2 >= 0.99 and writes YAML + JSON."""
+    data = tmp_path / f"record{suffix}"
+    assert (
+        main(
+            [
+                "synth",
+                "--robot",
+                "valkyrie_arm",
+                "--out",
+                str(data),
+                "--duration",
+                "30",
+                "--rate",
+                "100",
+                "--noise",
+                "0.05",
+            ]
+        )
+        == 0
+    )
+    out, report = tmp_path / "params.yaml", tmp_path / "fit.json"
+    assert (
+        main(
+            [
+                "identify",
+                str(data),
+                "--robot",
+                "valkyrie_arm",
+                "--validate",
+                "0.2",
+                "--out",
+                str(out),
+                "--json",
+                str(report),
+            ]
+        )
+        == 0
+    )
+    summary = json.loads(report.read_text())
+    assert IDENTIFY_KEYS <= set(summary)
+    assert min(summary["heldout_r2_per_joint"]) >= 0.99
+    assert summary["n_base_parameters"] == 34
+    config = load_robot_config("valkyrie_arm")
+    params = load_parameters(out, expected_names=config.build_regressor().names)
+    assert np.all(np.isfinite(params.values))
+
+
+def test_identify_without_velocities_derives_them(tmp_path: Path) -> None:
+    """A CSV with only t, q and tau is differentiated offline and still identifies well."""
+    full = tmp_path / "full.csv"
+    main(["synth", "--robot", "szabo_3dof", "--out", str(full), "--duration", "30", "--rate", "200", "--noise", "0.02"])
+    header = full.read_text().splitlines()[0].split(",")
+    keep = [i for i, name in enumerate(header) if name == "t" or name.startswith(("q.", "tau."))]
+    table = np.loadtxt(full, delimiter=",", skiprows=1)[:, keep]
+    slim = tmp_path / "slim.csv"
+    np.savetxt(slim, table, delimiter=",", header=",".join(header[i] for i in keep), comments="")
+    report = tmp_path / "fit.json"
+    assert main(["identify", str(slim), "--robot", "szabo_3dof", "--validate", "0.25", "--json", str(report)]) == 0
+    assert min(json.loads(report.read_text())["heldout_r2_per_joint"]) > 0.98
+
+
+def test_base_params_json(tmp_path: Path) -> None:
+    """base-params reports seed 002's counts for the 3-DoF arm."""
+    report = tmp_path / "base.json"
+    assert main(["base-params", "--robot", "szabo_3dof", "--json", str(report)]) == 0
+    summary = json.loads(report.read_text())
+    assert (summary["n_base_inertial"], summary["n_friction"], summary["n_total"]) == (15, 9, 24)
+
+
+def test_errors_say_what_to_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A missing data file and an unknown robot exit 2 with a one-line explanation."""
+    assert main(["identify", str(tmp_path / "none.npz"), "--robot", "valkyrie_arm"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["base-params", "--robot", "marvin"]) == 2
+    assert "valkyrie_arm" in capsys.readouterr().err
+
+
+def test_shipped_example_identifies() -> None:
+    """The example record the README's first command uses is present and identifies."""
+    assert (
+        main(
+            [
+                "identify",
+                str(REPO / "examples" / "valkyrie_arm_excitation.npz"),
+                "--robot",
+                "valkyrie_arm",
+                "--validate",
+                "0.25",
+            ]
+        )
+        == 0
+    )
