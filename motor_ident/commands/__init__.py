@@ -1,0 +1,1 @@
+"""One module per ``motor-ident`` subcommand; each exposes ``register(subparsers)``."""
