@@ -19,6 +19,7 @@ setup(
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+        (f"share/{PACKAGE}/config/scenarios", glob("config/scenarios/*.yaml")),
         (f"share/{PACKAGE}/config/urdf", glob("config/urdf/*.urdf")),
         (f"share/{PACKAGE}/examples", glob("examples/*.npz")),
     ],

@@ -93,3 +93,35 @@ def random_fourier_trajectory(
         q0=np.zeros(n) if q0 is None else np.asarray(q0, dtype=float),
         base_frequency=base_frequency,
     )
+
+
+def ramp_in(
+    t: ArrayLike, q_start: ArrayLike, trajectory: FourierTrajectory, ramp_time: float
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The trajectory blended in from rest at ``q_start`` over ``ramp_time`` seconds.
+
+    ``q = q_start + s(t) (q_f(t) - q_start)`` with the quintic smoothstep s (s, s', s'' are 0 at
+    t = 0 and s = 1, s' = s'' = 0 from ``ramp_time`` on), so the reference starts at rest where
+    the robot is and becomes the Fourier trajectory exactly. Derivatives by the product rule.
+
+    Args:
+        t: times since the start, shape (N,) [s]; before 0 the robot is held at ``q_start``.
+        q_start: initial positions (n,) [rad].
+        trajectory: the excitation.
+        ramp_time: blend duration [s] (> 0).
+
+    Returns:
+        q, qd, qdd, each (N, n).
+    """
+    if not ramp_time > 0.0:
+        raise ConfigError(f"ramp_time = {ramp_time!r}: expected > 0 s")
+    t = np.atleast_1d(np.asarray(t, dtype=float))
+    q_start = np.asarray(q_start, dtype=float)
+    qf, qdf, qddf = trajectory.evaluate(np.maximum(t, 0.0))
+    x = np.clip(t / ramp_time, 0.0, 1.0)[:, None]
+    inside = ((t > 0.0) & (t < ramp_time))[:, None]
+    s = x**3 * (10.0 - 15.0 * x + 6.0 * x**2)
+    ds = np.where(inside, 30.0 * x**2 * (1.0 - x) ** 2 / ramp_time, 0.0)
+    dds = np.where(inside, 60.0 * x * (1.0 - x) * (1.0 - 2.0 * x) / ramp_time**2, 0.0)
+    d = qf - q_start
+    return q_start + s * d, s * qdf + ds * d, s * qddf + 2.0 * ds * qdf + dds * d

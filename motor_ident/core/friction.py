@@ -133,9 +133,9 @@ def smooth_sign(v: ArrayLike, smoothing_velocity: float = 0.0) -> FloatArray:
         Array of the shape of ``v`` with values in [-1, 1].
     """
     v = np.asarray(v, dtype=float)
-    if smoothing_velocity > 0.0:
-        with np.errstate(over="ignore"):  # v / tiny overflows to inf, and tanh(inf) = 1 is right
-            return np.tanh(v / smoothing_velocity)
+    gain = 1.0 / smoothing_velocity if smoothing_velocity > 0.0 else np.inf
+    if np.isfinite(gain):
+        return np.tanh(v * gain)
     return np.sign(v)
 
 

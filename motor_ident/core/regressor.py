@@ -142,6 +142,20 @@ class Regressor:
         )
         self._rigid_model = robot.model.copy()
         self._rigid_model.armature[:] = 0.0
+        self._rows_idx, self._cols_idx = np.ix_(robot.v_index, self._columns)
+        # Joints sharing a friction shape are evaluated in one vectorised call.
+        groups: dict[FrictionShape, list[int]] = {}
+        for j, shape in enumerate(self.friction):
+            if shape.n_parameters:
+                groups.setdefault(shape, []).append(j)
+        self._friction_groups = [
+            (
+                shape,
+                np.asarray(joints),
+                np.array([np.arange(slices[j].start, slices[j].stop) for j in joints]),
+            )
+            for shape, joints in groups.items()
+        ]
 
     @property
     def n_parameters(self) -> int:
@@ -171,20 +185,37 @@ class Regressor:
         Y = np.zeros((N, n, self.n_parameters)) if out is None else out
         if out is not None:
             Y.fill(0.0)
-        rows_idx, cols_idx = np.ix_(self.robot.v_index, self._columns)
-        model, data = self._rigid_model, self._data
+        rows_idx, cols_idx = self._rows_idx, self._cols_idx
+        model, data, robot = self._rigid_model, self._data, self.robot
         for k in range(N):
-            Yk = pin.computeJointTorqueRegressor(
-                model, data, self.robot.pin_q(q[k]), self.robot.pin_v(v[k]), self.robot.pin_v(a[k])
-            )
+            Yk = pin.computeJointTorqueRegressor(model, data, robot.pin_q(q[k]), robot.pin_v(v[k]), robot.pin_v(a[k]))
             Y[k, :, : 10 * n] = Yk[rows_idx, cols_idx]
         if self.layout.reflected_inertia.stop > self.layout.reflected_inertia.start:
             joints = np.arange(n)
             Y[:, joints, 10 * n + joints] = a
-        for j, (shape, cols) in enumerate(zip(self.friction, self.layout.friction)):
-            if shape.n_parameters:
-                Y[:, j, cols] = friction_regressor(v[:, j], shape)
+        for shape, joints, cols in self._friction_groups:
+            F = friction_regressor(v[:, joints].ravel(), shape)
+            Y[:, joints[:, None], cols] = F.reshape(N, joints.size, -1)
         return Y
+
+    def friction_torque(self, v: ArrayLike, theta: ArrayLike) -> FloatArray:
+        """Friction torque of every joint for the friction part of ``theta``.
+
+        Args:
+            v: joint velocities, shape (n,) or (N, n) [rad/s].
+            theta: full parameter vector (p,).
+
+        Returns:
+            Friction torques of the shape of ``v`` [N m].
+        """
+        v = np.asarray(v, dtype=float)
+        flat = np.atleast_2d(v)
+        theta = np.asarray(theta, dtype=float)
+        out = np.zeros_like(flat)
+        for shape, joints, cols in self._friction_groups:
+            F = friction_regressor(flat[:, joints].ravel(), shape).reshape(flat.shape[0], joints.size, -1)
+            out[:, joints] = np.einsum("nkm,km->nk", F, theta[cols])
+        return out.reshape(v.shape)
 
     def predict(self, theta: ArrayLike, q: ArrayLike, v: ArrayLike, a: ArrayLike) -> FloatArray:
         """Joint torques ``Y @ theta`` for N samples, shape (N, n) [N m]."""

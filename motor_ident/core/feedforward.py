@@ -1,0 +1,152 @@
+"""Computed-torque feedforward with friction compensation, saturation and a safe fallback.
+
+Seed 001 eq. 109 drives the robot with ``U = Y(q, qd, qdd_cmd) theta``; with the base regressor
+this is ``tau = Y_base(q, qd, qdd_cmd) theta_base``. The commanded acceleration adds optional PD
+feedback to the reference's: ``qdd_cmd = qdd_ref + kd (qd_ref - qd) + kp (q_ref - q)``. Friction
+compensation is part of Y (its friction columns, evaluated at the measured velocity).
+
+Every command leaves through `saturate`: finite, within +-effort_limit and within the rate limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from motor_ident.core.base_params import BaseParameters
+from motor_ident.core.regressor import Regressor
+from motor_ident.errors import ConfigError
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class FeedforwardConfig:
+    """Gains and limits of the feedforward controller (per joint arrays, shape (n,)).
+
+    Attributes:
+        kp: position gain of the commanded acceleration [1/s^2].
+        kd: velocity gain of the commanded acceleration [1/s].
+        effort_limit: |tau| bound [N m].
+        rate_limit: |d tau / dt| bound [N m/s]; inf for none.
+        safe_mode: output while state or reference are stale: ``zero`` or ``gravity``.
+    """
+
+    kp: FloatArray
+    kd: FloatArray
+    effort_limit: FloatArray
+    rate_limit: FloatArray
+    safe_mode: str = "gravity"
+
+    def __post_init__(self) -> None:
+        n = np.asarray(self.kp).shape
+        for key in ("kp", "kd", "effort_limit", "rate_limit"):
+            value = np.asarray(getattr(self, key), dtype=float)
+            if value.shape != n:
+                raise ConfigError(f"{key} has shape {value.shape}: expected {n}, one value per joint")
+            if np.any(np.isnan(value)) or np.any(value < 0.0):
+                raise ConfigError(f"{key} = {value.tolist()}: expected values >= 0")
+            object.__setattr__(self, key, value)
+        if np.any(self.effort_limit <= 0.0) or not np.all(np.isfinite(self.effort_limit)):
+            raise ConfigError(f"effort_limit = {self.effort_limit.tolist()}: expected finite values > 0")
+        if self.safe_mode not in ("zero", "gravity"):
+            raise ConfigError(f"safe_mode = {self.safe_mode!r}: expected 'zero' or 'gravity'")
+
+
+def saturate(tau: ArrayLike, previous: ArrayLike, config: FeedforwardConfig, dt: float) -> FloatArray:
+    """Clip a command to the effort and rate limits; non-finite entries become the previous value.
+
+    Args:
+        tau: requested torques (n,) [N m].
+        previous: last command sent (n,) [N m] (finite).
+        config: limits.
+        dt: time since the last command [s] (rate limit spans ``rate_limit * dt``).
+    """
+    tau = np.asarray(tau, dtype=float)
+    prev = np.asarray(previous, dtype=float)
+    out = np.where(np.isfinite(tau), tau, prev)
+    step = config.rate_limit * max(dt, 0.0)
+    out = np.clip(out, prev - step, prev + step)
+    return np.clip(out, -config.effort_limit, config.effort_limit)
+
+
+class ComputedTorque:
+    """Computed-torque law on base parameters, with preallocated work arrays."""
+
+    def __init__(self, regressor: Regressor, base: BaseParameters, config: FeedforwardConfig) -> None:
+        n = regressor.robot.n
+        if config.kp.shape != (n,):
+            raise ConfigError(f"feedforward gains are for {config.kp.size} joints: expected {n}")
+        self.regressor = regressor
+        self.base = base
+        self.config = config
+        self._Y = np.zeros((1, n, regressor.n_parameters))
+        self._friction_cols = np.zeros(regressor.n_parameters, dtype=bool)
+        for cols in regressor.layout.friction:
+            self._friction_cols[cols] = True
+        self._zeros = np.zeros(n)
+
+    def torque(self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, theta_base: ArrayLike) -> FloatArray:
+        """Model torque ``Y_base(q, qd, qdd) theta_base`` (n,) [N m], friction included."""
+        Y = self.regressor.rows(q, qd, qdd, out=self._Y)[0]
+        return self.base.base_regressor(Y) @ np.asarray(theta_base, dtype=float)
+
+    def gravity(self, q: ArrayLike, theta_base: ArrayLike) -> FloatArray:
+        """Gravity torque of the model at ``q`` (n,) [N m]: no motion, friction columns zeroed."""
+        Y = self.regressor.rows(q, self._zeros, self._zeros, out=self._Y)[0]
+        Y[:, self._friction_cols] = 0.0
+        return self.base.base_regressor(Y) @ np.asarray(theta_base, dtype=float)
+
+    def command(
+        self,
+        q: ArrayLike,
+        qd: ArrayLike,
+        q_ref: ArrayLike,
+        qd_ref: ArrayLike,
+        qdd_ref: ArrayLike,
+        theta_base: ArrayLike,
+    ) -> FloatArray:
+        """Unsaturated computed torque for the measured state and the reference (n,) [N m]."""
+        q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+        qdd_cmd = (
+            np.asarray(qdd_ref, dtype=float)
+            + self.config.kd * (np.asarray(qd_ref, dtype=float) - qd)
+            + self.config.kp * (np.asarray(q_ref, dtype=float) - q)
+        )
+        return self.torque(q, qd, qdd_cmd, theta_base)
+
+
+class ReferenceBuffer:
+    """Reference trajectory samples (time, q, qd, qdd), linearly interpolated at query times."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self._t = np.zeros(0)
+        self._x = np.zeros((0, 3, n))
+
+    def set(self, t: ArrayLike, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike) -> None:
+        """Replace the reference by samples at absolute times ``t`` (K,) [s]; arrays (K, n)."""
+        t = np.asarray(t, dtype=float)
+        x = np.stack([np.asarray(a, dtype=float).reshape(t.size, self.n) for a in (q, qd, qdd)], axis=1)
+        if t.size and np.any(np.diff(t) <= 0.0):
+            raise ConfigError("reference times must be strictly increasing")
+        self._t, self._x = t, x
+
+    @property
+    def end_time(self) -> float:
+        """Time of the last sample (-inf when empty)."""
+        return float(self._t[-1]) if self._t.size else float("-inf")
+
+    def sample(self, t: float) -> tuple[FloatArray, FloatArray, FloatArray] | None:
+        """q, qd, qdd at time ``t``, or None when ``t`` is outside the samples."""
+        if self._t.size == 0 or t < self._t[0] or t > self._t[-1]:
+            return None
+        k = int(np.searchsorted(self._t, t, side="right")) - 1
+        if k >= self._t.size - 1:
+            x = self._x[-1]
+        else:
+            w = (t - self._t[k]) / (self._t[k + 1] - self._t[k])
+            x = (1.0 - w) * self._x[k] + w * self._x[k + 1]
+        return x[0], x[1], x[2]

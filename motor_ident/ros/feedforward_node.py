@@ -1,0 +1,197 @@
+"""``feedforward``: computed-torque feedforward with friction compensation for ros2_control.
+
+On every ``joint_states`` sample it computes ``tau = Y_base(q, qd, qdd_cmd) theta_base`` (seed
+001 eq. 109, with optional PD terms in qdd_cmd) using the model the identifier's gate made active
+(``identifier/active_parameters``; the robot config's nominal model until that arrives),
+saturates it and publishes it on ``effort_controller/commands`` (std_msgs/Float64MultiArray for a
+ros2_controllers forward command controller). The reference comes on ``~/reference``
+(trajectory_msgs/JointTrajectory, linearly interpolated).
+
+Watchdog: when joint states stop for ``state_timeout`` (wall time) or the reference does not cover
+the current time, the output is the safe one (``safe_mode``: zero torque or gravity only) and
+/diagnostics says why.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory
+
+from motor_ident.core.feedforward import ComputedTorque, FeedforwardConfig, ReferenceBuffer, saturate
+from motor_ident.core.identification import structural_base_parameters
+from motor_ident.errors import ConfigError
+from motor_ident.ros.common import COMMAND_QOS, LATCHED_QOS, STATE_QOS, declare, robot_from_parameters, run_node
+from motor_ident.ros.conversions import (
+    OK,
+    WARN,
+    JointIndex,
+    array_values,
+    joint_state_arrays,
+    make_array,
+    make_status,
+    stamp_to_seconds,
+)
+
+
+def _per_joint(node: Node, name: str, default: list[float], n: int, description: str) -> np.ndarray:
+    values = np.asarray(declare(node, name, default, description), dtype=float)
+    if values.size == 1:
+        values = np.full(n, float(values[0]))
+    if values.shape != (n,):
+        raise ConfigError(f"parameter {name} = {values.tolist()}: expected 1 or {n} values (one per joint)")
+    return values
+
+
+class FeedforwardNode(Node):
+    """Adapter between `ComputedTorque` and ROS."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__("feedforward", **kwargs)  # type: ignore[arg-type]
+        config = robot_from_parameters(self)
+        regressor = config.build_regressor()
+        robot = regressor.robot
+        n = robot.n
+        urdf_limit = np.asarray(robot.model.effortLimit, dtype=float)[robot.v_index]
+        urdf_limit = np.where(urdf_limit > 0.0, urdf_limit, 100.0)
+        ff_config = FeedforwardConfig(
+            kp=_per_joint(self, "kp", [100.0], n, "position gain of the commanded acceleration [1/s^2]"),
+            kd=_per_joint(self, "kd", [20.0], n, "velocity gain of the commanded acceleration [1/s]"),
+            effort_limit=_per_joint(self, "effort_limit", urdf_limit.tolist(), n, "|torque| limit [N m] (URDF)"),
+            rate_limit=_per_joint(self, "rate_limit", [1e5], n, "|d torque/dt| limit [N m/s]"),
+            safe_mode=declare(
+                self, "safe_mode", "gravity", "output while state or reference are stale: zero | gravity"
+            ),
+        )
+        self.state_timeout = declare(self, "state_timeout", 0.1, "joint_states older than this (wall) are stale [s]")
+        self.base = structural_base_parameters(regressor)
+        self.law = ComputedTorque(regressor, self.base, ff_config)
+        self.theta = self.base.to_base(config.nominal_parameters(regressor))
+        self.model_source = "robot config nominal"
+        self.joints = config.joints
+        self.index = JointIndex(config.joints)
+        self.reference = ReferenceBuffer(n)
+        self.previous = np.zeros(n)
+        self.last_q: np.ndarray | None = None
+        self.last_state_time: float | None = None
+        self.last_state_wall = time.monotonic()
+        self.mode = "waiting for joint_states"
+        self.commands_published = 0
+        self.nonfinite_commands = 0
+        self.rejected = 0
+        self.tracking_error = np.zeros(n)
+
+        self.cmd_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands", COMMAND_QOS)
+        self.error_pub = self.create_publisher(Float64MultiArray, "~/tracking_error", 10)
+        self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        topic = declare(self, "parameters_topic", "identifier/active_parameters", "base parameters of the model to use")
+        self.create_subscription(Float64MultiArray, topic, self._on_parameters, LATCHED_QOS)
+        self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
+        self.create_subscription(JointTrajectory, "~/reference", self._on_reference, 10)
+        self.create_timer(self.state_timeout / 2.0, self._watchdog)
+        self.create_timer(declare(self, "diagnostics_period", 0.5, "period of /diagnostics [s]"), self._diagnostics)
+
+    def _on_parameters(self, msg: Float64MultiArray) -> None:
+        values, reason = array_values(msg, self.base.n_base)
+        if values is None:
+            self.get_logger().error(f"model parameters ignored: {reason}", throttle_duration_sec=5.0)
+            return
+        self.theta = values
+        self.model_source = "identifier"
+
+    def _on_reference(self, msg: JointTrajectory) -> None:
+        order = self.index.order(msg.joint_names)
+        if order is None or not msg.points:
+            self.get_logger().warn("reference ignored: joints missing or no points", throttle_duration_sec=2.0)
+            return
+        start = stamp_to_seconds(msg.header.stamp)
+        t = np.array([start + stamp_to_seconds(p.time_from_start) for p in msg.points])
+        try:
+            q = np.array([np.asarray(p.positions, dtype=float)[order] for p in msg.points])
+            qd = np.array(
+                [
+                    np.asarray(p.velocities, dtype=float)[order] if p.velocities else np.zeros(order.size)
+                    for p in msg.points
+                ]
+            )
+            qdd = np.array(
+                [
+                    np.asarray(p.accelerations, dtype=float)[order] if p.accelerations else np.zeros(order.size)
+                    for p in msg.points
+                ]
+            )
+            if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd)) and np.all(np.isfinite(qdd))):
+                raise ValueError("non-finite values")
+            self.reference.set(t, q, qd, qdd)
+        except (IndexError, ValueError) as exc:
+            self.get_logger().warn(f"reference ignored: {exc}", throttle_duration_sec=2.0)
+
+    def _on_state(self, msg: JointState) -> None:
+        arrays, reason = joint_state_arrays(msg, self.index, ("position", "velocity"))
+        if not arrays:
+            self.rejected += 1
+            self.get_logger().warn(f"joint_states sample dropped: {reason}", throttle_duration_sec=2.0)
+            return
+        q, qd = arrays
+        t = stamp_to_seconds(msg.header.stamp)
+        dt = 0.001 if self.last_state_time is None or t <= self.last_state_time else t - self.last_state_time
+        self.last_state_time, self.last_state_wall, self.last_q = t, time.monotonic(), q
+        ref = self.reference.sample(t)
+        if ref is None:
+            self.mode = "reference stale or missing: safe output"
+            self._send(self._safe(q), dt)
+            return
+        self.mode = f"tracking ({self.model_source} model)"
+        q_ref, qd_ref, qdd_ref = ref
+        self.tracking_error = q_ref - q
+        self.error_pub.publish(make_array(self.tracking_error))
+        self._send(self.law.command(q, qd, q_ref, qd_ref, qdd_ref, self.theta), dt)
+
+    def _safe(self, q: np.ndarray) -> np.ndarray:
+        if self.law.config.safe_mode == "gravity":
+            return self.law.gravity(q, self.theta)
+        return np.zeros_like(q)
+
+    def _send(self, tau: np.ndarray, dt: float) -> None:
+        if not np.all(np.isfinite(tau)):
+            self.nonfinite_commands += 1
+            tau = self._safe(self.last_q) if self.last_q is not None else np.zeros_like(tau)
+        self.previous = saturate(tau, self.previous, self.law.config, dt)
+        self.cmd_pub.publish(make_array(self.previous))
+        self.commands_published += 1
+
+    def _watchdog(self) -> None:
+        if self.last_q is None or time.monotonic() - self.last_state_wall < self.state_timeout:
+            return
+        self.mode = f"joint_states stale for more than {self.state_timeout:g} s: safe output"
+        self._send(self._safe(self.last_q), self.state_timeout / 2.0)
+
+    def _diagnostics(self) -> None:
+        msg = DiagnosticArray()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        level = OK if self.mode.startswith("tracking") else WARN
+        values = {
+            "mode": self.mode,
+            "model": self.model_source,
+            "commands_published": self.commands_published,
+            "nonfinite_commands_replaced": self.nonfinite_commands,
+            "dropped_samples": self.rejected,
+            "tracking_error": list(self.tracking_error),
+            "last_command": list(self.previous),
+        }
+        msg.status = [make_status("motor_ident: feedforward", ",".join(self.joints), level, self.mode, values)]
+        self.diag_pub.publish(msg)
+
+
+def main(args: list[str] | None = None) -> None:
+    """``ros2 run motor_ident feedforward``."""
+    run_node(FeedforwardNode, args)
+
+
+if __name__ == "__main__":
+    main()

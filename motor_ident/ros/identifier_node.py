@@ -1,0 +1,259 @@
+"""``identifier``: sliding-buffer online identification with an R^2 gate (seed 001, section VI).
+
+Subscribes ``joint_states``; feeds `motor_ident.core.online.OnlineIdentifier` (the same
+regressor, base parameters and least squares as ``motor-ident identify``). Publishes:
+
+- ``~/parameters``: the current window estimate of the base parameters (Float64MultiArray; the
+  names, in order, are the read-only parameter ``parameter_names``);
+- ``~/active_parameters``: the base parameters of the model in use — identified while the gate
+  is open, nominal otherwise (latched; the feedforward node follows it);
+- ``~/predicted_effort``: torque predicted by the active model for the latest sample, beside the
+  measurement for rqt_plot; ``~/r2``: R^2 per joint on the window; ``~/gate_open``;
+- ``/diagnostics``: R^2 per joint, condition number, buffer fill, gate state and why, active
+  model, dropped samples.
+
+Services: ``~/reset`` (empty the buffer), ``~/save`` (write the estimate to ``parameters_file``
+atomically), ``~/use_nominal`` (SetBool: force the nominal model). A parameter file saved earlier
+is loaded at start and becomes the nominal model; a corrupt one is moved aside and reported.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Bool, Float64MultiArray
+from std_srvs.srv import SetBool, Trigger
+
+from motor_ident.core.identification import structural_base_parameters
+from motor_ident.core.online import GateConfig, IdentifierConfig, OnlineIdentifier
+from motor_ident.errors import ConfigError
+from motor_ident.io.params import ParameterSet, load_parameters, save_parameters
+from motor_ident.ros.common import LATCHED_QOS, STATE_QOS, declare, robot_from_parameters, run_node
+from motor_ident.ros.conversions import (
+    ERROR,
+    OK,
+    WARN,
+    JointIndex,
+    joint_state_arrays,
+    make_array,
+    make_joint_state,
+    make_status,
+    stamp_to_seconds,
+)
+
+
+class IdentifierNode(Node):
+    """Adapter between `OnlineIdentifier` and ROS."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__("identifier", **kwargs)  # type: ignore[arg-type]
+        self.config = robot_from_parameters(self)
+        gate = GateConfig(
+            r2_threshold=declare(self, "r2_threshold", 0.95, "open the gate when every joint's R2 reaches this"),
+            r2_hysteresis=declare(self, "r2_hysteresis", 0.02, "close it below threshold minus this"),
+            max_condition_number=declare(self, "max_condition_number", 1e4, "refuse windows worse conditioned"),
+            require_full_buffer=declare(
+                self, "require_full_buffer", True, "use the estimate only once the buffer is full"
+            ),
+            r2_definition=declare(self, "r2_definition", "uncentred", "uncentred (seed 001 eq. 104) or centred"),
+        )
+        settings = IdentifierConfig(
+            window=declare(self, "window", 500, "samples in the sliding buffer"),
+            decimation=declare(self, "decimation", 10, "use every k-th joint_states sample"),
+            refit_every=declare(self, "refit_every", 10, "refit after this many buffered samples"),
+            velocity_cutoff_hz=declare(self, "velocity_cutoff_hz", 15.0, "EMA cutoff for acceleration [Hz]"),
+            alpha=declare(self, "alpha", 0.999, "data weight of the pull toward nominal (seed 001 eq. 105)"),
+            gate=gate,
+        )
+        inertia_scale = declare(self, "nominal_inertia_scale", 1.0, "scale of the URDF inertias in the nominal model")
+        friction_scale = declare(
+            self, "nominal_friction_scale", 1.0, "scale of the config's friction in the nominal model"
+        )
+        self.parameters_file = declare(
+            self, "parameters_file", "", "YAML file for ~/save, reloaded at start ('' = none)"
+        )
+        if inertia_scale <= 0.0:
+            raise ConfigError(f"parameter nominal_inertia_scale = {inertia_scale!r}: expected > 0")
+        self.regressor = self.config.build_regressor()
+        robot = self.regressor.robot
+        nominal_robot = robot.with_inertial_parameters(robot.inertial_parameters() * inertia_scale)
+        friction = [friction_scale * f for f in self.config.nominal_friction()]
+        theta_nominal = self.regressor.parameters(robot=nominal_robot, friction=friction)
+        self.base = structural_base_parameters(self.regressor)
+        self.core = OnlineIdentifier(self.regressor, self.base, theta_nominal, settings)
+        self.names = self.base.expressions()
+        declare(self, "parameter_names", self.names, "names of ~/parameters, in order", read_only=True)
+        self.index = JointIndex(self.config.joints)
+        self.rejected = 0
+        self.last_reject_reason = ""
+        self.nominal_source = "robot config"
+        self._load_saved()
+
+        self.param_pub = self.create_publisher(Float64MultiArray, "~/parameters", 10)
+        self.active_pub = self.create_publisher(Float64MultiArray, "~/active_parameters", LATCHED_QOS)
+        self.predicted_pub = self.create_publisher(JointState, "~/predicted_effort", 10)
+        self.r2_pub = self.create_publisher(Float64MultiArray, "~/r2", 10)
+        self.gate_pub = self.create_publisher(Bool, "~/gate_open", LATCHED_QOS)
+        self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
+        self.create_service(Trigger, "~/reset", self._on_reset)
+        self.create_service(Trigger, "~/save", self._on_save)
+        self.create_service(SetBool, "~/use_nominal", self._on_use_nominal)
+        self.create_timer(
+            declare(self, "diagnostics_period", 0.5, "period of /diagnostics [s]"), self._publish_diagnostics
+        )
+        self._last_gate: bool | None = None
+        self._last_fit = None
+        self.gate_history: list[tuple[float, bool]] = []
+        self._publish_active()
+        self.get_logger().info(
+            f"identifying {len(self.names)} base parameters of {self.config.name}; window {settings.window}, "
+            f"gate R2 >= {gate.r2_threshold}"
+        )
+
+    # -- data path -------------------------------------------------------------------------------
+    def _on_state(self, msg: JointState) -> None:
+        arrays, reason = joint_state_arrays(msg, self.index)
+        if not arrays:
+            self._reject(reason)
+            return
+        q, qd, tau = arrays
+        t = stamp_to_seconds(msg.header.stamp)
+        resets = self.core.resets
+        if not self.core.add_sample(t, q, qd, tau):
+            self._reject(
+                "time stamp did not increase" if self.core.resets == resets else "clock went backwards: buffer reset"
+            )
+            return
+        fit = self.core.fit
+        if fit is not None and fit is not self._last_fit:
+            self._last_fit = fit
+            self._on_refit(t)
+
+    def _reject(self, reason: str) -> None:
+        self.rejected += 1
+        self.last_reject_reason = reason
+        self.get_logger().warn(f"joint_states sample dropped: {reason}", throttle_duration_sec=2.0)
+
+    def _on_refit(self, t: float) -> None:
+        fit = self.core.fit
+        assert fit is not None
+        self.param_pub.publish(make_array(fit.theta, "base_parameters"))
+        self.r2_pub.publish(
+            make_array(fit.r2_uncentred if self.core.config.gate.r2_definition == "uncentred" else fit.r2)
+        )
+        if self.core.gate_open or self._last_gate:
+            self._publish_active()
+        Y, _ = self.core.window.latest()
+        self.predicted_pub.publish(make_joint_state(self.config.joints, t, effort=Y @ self.core.active_theta))
+        if self.core.gate_open != self._last_gate:
+            self.gate_history.append((t, self.core.gate_open))
+            self.get_logger().info(f"t = {t:.2f} s: {self.core.gate.reason}")
+            self._publish_active()
+
+    def _publish_active(self) -> None:
+        self.active_pub.publish(make_array(self.core.active_theta, "base_parameters"))
+        self.gate_pub.publish(Bool(data=self.core.gate_open))
+        self._last_gate = self.core.gate_open
+
+    # -- persistence -----------------------------------------------------------------------------
+    def _load_saved(self) -> None:
+        if not self.parameters_file or not Path(self.parameters_file).exists():
+            return
+        try:
+            saved = load_parameters(self.parameters_file, expected_names=self.regressor.names)
+        except ConfigError as exc:
+            aside = f"{self.parameters_file}.bad-{int(time.time())}"
+            os.replace(self.parameters_file, aside)
+            self.get_logger().error(f"{exc}; using the nominal model, the bad file is kept as {aside}")
+            self.nominal_source = f"robot config (saved file rejected, kept as {aside})"
+            return
+        self.core.set_nominal(self.base.to_base(saved.values))
+        self.nominal_source = f"saved parameters {self.parameters_file}"
+        self.get_logger().info(f"nominal model loaded from {self.parameters_file}")
+
+    def _on_save(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        fit = self.core.fit
+        if not self.parameters_file:
+            response.success, response.message = False, "parameter parameters_file is empty: nowhere to save"
+        elif fit is None:
+            response.success, response.message = False, "no estimate yet"
+        else:
+            theta = self.base.to_full(fit.theta, self.base.to_full(self.core.theta_nominal))
+            save_parameters(
+                self.parameters_file,
+                ParameterSet(
+                    names=self.regressor.names,
+                    values=theta,
+                    robot=self.config.name,
+                    method="sliding_window",
+                    extra={
+                        "metrics": {
+                            "r2_per_joint": [float(x) for x in fit.r2],
+                            "condition_number": fit.condition_number,
+                        }
+                    },
+                ),
+            )
+            response.success, response.message = True, f"saved to {self.parameters_file}"
+        return response
+
+    # -- services --------------------------------------------------------------------------------
+    def _on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        self.core.reset()
+        self._publish_active()
+        response.success, response.message = True, "buffer emptied, nominal model active"
+        return response
+
+    def _on_use_nominal(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
+        self.core.gate.forced_nominal = bool(request.data)
+        self.core.refit()
+        self._publish_active()
+        response.success = True
+        response.message = "nominal model forced" if request.data else "gate decides again"
+        return response
+
+    # -- diagnostics -----------------------------------------------------------------------------
+    def _publish_diagnostics(self) -> None:
+        fit, core = self.core.fit, self.core
+        values: dict[str, object] = {
+            "gate": "open" if core.gate_open else "closed",
+            "reason": core.gate.reason,
+            "active_model": "identified" if core.gate_open else f"nominal ({self.nominal_source})",
+            "buffer_fill": f"{core.window.count}/{core.window.window}",
+            "samples_used": core.samples_used,
+            "dropped_samples": core.dropped + self.rejected,
+            "last_drop_reason": self.last_reject_reason or "-",
+            "buffer_resets": core.resets,
+        }
+        if fit is not None:
+            values.update(
+                {
+                    "r2_per_joint": list(fit.r2),
+                    "r2_uncentred_per_joint": list(fit.r2_uncentred),
+                    "rmse_per_joint": list(fit.rmse),
+                    "condition_number": fit.condition_number,
+                }
+            )
+        level = OK if core.gate_open else WARN
+        if fit is not None and not np.all(np.isfinite(fit.theta)):
+            level = ERROR
+        msg = DiagnosticArray()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.status = [make_status("motor_ident: identifier", self.config.name, level, core.gate.reason, values)]
+        self.diag_pub.publish(msg)
+
+
+def main(args: list[str] | None = None) -> None:
+    """``ros2 run motor_ident identifier``."""
+    run_node(IdentifierNode, args)
+
+
+if __name__ == "__main__":
+    main()

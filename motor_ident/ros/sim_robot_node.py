@@ -1,0 +1,127 @@
+"""``sim_robot``: the simulated robot, speaking the topics of a ros2_control robot.
+
+Publishes ``joint_states`` (position, velocity, effort = measured joint torque), ``motor_states``
+(motor side, names ``<joint>_motor``) and ``/clock``; takes joint torques on
+``effort_controller/commands`` and duty cycles on ``pwm_controller/commands``
+(std_msgs/Float64MultiArray, joint order of the robot config, as ros2_controllers' forward
+command controllers take them). The physics is `motor_ident.sim.plant.SimulatedRobot`.
+
+Two ways to run:
+- ``lockstep: false``: a wall timer steps at ``rate_hz`` (real time), holding the last command.
+- ``lockstep: true``: after each published state the node waits for the controller's command
+  and steps as soon as it arrives (faster than real time, deterministic); if none arrives within
+  ``lockstep_timeout`` of wall time it steps with the held command.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, robot_from_parameters, run_node
+from motor_ident.ros.conversions import array_values, make_joint_state, seconds_to_stamp
+from motor_ident.sim.plant import PlantConfig, SimulatedRobot
+
+
+class SimRobotNode(Node):
+    """Adapter between `SimulatedRobot` and ROS topics."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__("sim_robot", **kwargs)  # type: ignore[arg-type]
+        config = robot_from_parameters(self)
+        plant_config = PlantConfig(
+            rate_hz=declare(self, "rate_hz", 1000.0, "simulation and publish rate [Hz]"),
+            substeps=declare(self, "substeps", 2, "integration steps per published sample"),
+            torque_noise_std=declare(self, "torque_noise_std", 0.05, "measured joint torque noise std [N m]"),
+            velocity_noise_std=declare(self, "velocity_noise_std", 0.002, "measured velocity noise std [rad/s]"),
+            encoder_counts_per_rev=declare(
+                self, "encoder_counts_per_rev", 2**18, "joint encoder resolution (0: ideal)"
+            ),
+            seed=declare(self, "seed", 0, "noise seed"),
+        )
+        self.lockstep = declare(self, "lockstep", False, "step when a command arrives (faster than real time)")
+        self.lockstep_timeout = declare(self, "lockstep_timeout", 0.02, "lockstep: wall time to wait for a command [s]")
+        self.duration = declare(self, "duration", 0.0, "stop stepping after this simulated time [s] (0: never)")
+        publish_clock = declare(self, "publish_clock", True, "publish /clock with the simulated time")
+        regressor = config.build_regressor()
+        motors = [j.motor for j in config.joint_parameters]
+        self.sim = SimulatedRobot(
+            regressor, config.nominal_friction(), plant_config, motors=motors if all(motors) else None
+        )
+        self.joint_names = list(config.joints)
+        self.motor_names = [f"{j}_motor" for j in config.joints]
+        self.state_pub = self.create_publisher(JointState, "joint_states", STATE_QOS)
+        self.motor_pub = self.create_publisher(JointState, "motor_states", STATE_QOS)
+        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if publish_clock else None
+        self.create_subscription(Float64MultiArray, "effort_controller/commands", self._on_effort, COMMAND_QOS)
+        self.create_subscription(Float64MultiArray, "pwm_controller/commands", self._on_pwm, COMMAND_QOS)
+        self.rejected_commands = 0
+        self.steps = 0
+        self._awaiting_since = time.monotonic()
+        period = self.lockstep_timeout if self.lockstep else 1.0 / plant_config.rate_hz
+        self.timer = self.create_timer(period, self._on_timer)
+        self._publish()
+        self.get_logger().info(
+            f"simulating {config.name} ({len(self.joint_names)} joints) at {plant_config.rate_hz:g} Hz, "
+            f"{'lockstep' if self.lockstep else 'real time'}"
+        )
+
+    @property
+    def finished(self) -> bool:
+        """True once ``duration`` of simulated time has passed."""
+        return self.duration > 0.0 and self.sim.t >= self.duration
+
+    def _on_effort(self, msg: Float64MultiArray) -> None:
+        values, reason = array_values(msg, len(self.joint_names))
+        if values is None:
+            self.rejected_commands += 1
+            self.get_logger().warn(f"effort command ignored: {reason}", throttle_duration_sec=2.0)
+            return
+        self.sim.set_effort(values)
+        if self.lockstep:
+            self._advance()
+
+    def _on_pwm(self, msg: Float64MultiArray) -> None:
+        values, reason = array_values(msg, len(self.joint_names))
+        if values is None or any(m is None for m in self.sim.motors):
+            self.rejected_commands += 1
+            reason = reason or "this robot config has no motor parameters"
+            self.get_logger().warn(f"pwm command ignored: {reason}", throttle_duration_sec=2.0)
+            return
+        self.sim.set_pwm(values)
+        if self.lockstep:
+            self._advance()
+
+    def _on_timer(self) -> None:
+        if not self.lockstep or time.monotonic() - self._awaiting_since >= self.lockstep_timeout:
+            self._advance()
+
+    def _advance(self) -> None:
+        if self.finished:
+            return
+        self.sim.step()
+        self.steps += 1
+        self._publish()
+
+    def _publish(self) -> None:
+        m = self.sim.measure()
+        if self.clock_pub is not None:
+            self.clock_pub.publish(Clock(clock=seconds_to_stamp(m.t)))
+        self.state_pub.publish(make_joint_state(self.joint_names, m.t, m.q, m.qd, m.effort))
+        self.motor_pub.publish(
+            make_joint_state(self.motor_names, m.t, m.motor_position, m.motor_velocity, m.motor_effort)
+        )
+        self._awaiting_since = time.monotonic()
+
+
+def main(args: list[str] | None = None) -> None:
+    """``ros2 run motor_ident sim_robot``."""
+    run_node(SimRobotNode, args)
+
+
+if __name__ == "__main__":
+    main()
