@@ -7,7 +7,12 @@ from setuptools import find_packages, setup
 PACKAGE = "motor_ident"
 
 # `ros2 run motor_ident <name>` entry points of the nodes in motor_ident/ros/.
-NODES: dict[str, str] = {}
+NODES = {
+    "sim_robot": "motor_ident.ros.sim_robot_node:main",
+    "identifier": "motor_ident.ros.identifier_node:main",
+    "feedforward": "motor_ident.ros.feedforward_node:main",
+    "excitation": "motor_ident.ros.excitation_node:main",
+}
 
 setup(
     name=PACKAGE,

@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "motor_ident.commands.identify",
     "motor_ident.commands.base_params",
     "motor_ident.commands.synth",
+    "motor_ident.commands.demo",
 )
 
 

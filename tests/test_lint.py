@@ -22,6 +22,8 @@ def _ruff() -> str:
 
 @pytest.mark.parametrize("args", [["check"], ["format", "--check"]])
 def test_ruff(args: list[str]) -> None:
-    """ruff reports nothing on motor_ident/ and tests/."""
-    result = subprocess.run([_ruff(), *args, "motor_ident", "tests"], cwd=REPO, capture_output=True, text=True)
+    """ruff reports nothing on the package, the tests, the launch files and setup.py."""
+    result = subprocess.run(
+        [_ruff(), *args, "motor_ident", "tests", "launch", "setup.py"], cwd=REPO, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr

@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# First command of the README: set up .venv, then run motor_ident's main job on a shipped example.
+# First command of the README: set up .venv, then run motor_ident's main job, the simulated-robot demo.
 # DDS stays on this machine unless the caller has already chosen a discovery range.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
 export ROS_AUTOMATIC_DISCOVERY_RANGE=${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}
 mkdir -p out
-.venv/bin/motor-ident identify examples/valkyrie_arm_excitation.npz --robot valkyrie_arm \
-  --validate 0.25 --out out/valkyrie_arm_parameters.yaml --json out/valkyrie_arm_identify.json "$@"
+.venv/bin/motor-ident demo "$@"

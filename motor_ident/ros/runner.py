@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +21,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray
 
 from motor_ident.errors import ConfigError
+from motor_ident.io.demo_report import Recording, RunResult
 from motor_ident.ros.common import COMMAND_QOS, LATCHED_QOS, STATE_QOS
 from motor_ident.ros.conversions import stamp_to_seconds
 
@@ -43,19 +43,6 @@ def scenario_file(name_or_path: str | Path) -> Path:
         if (directory / "scenarios").is_dir():
             found.update(p.stem for p in (directory / "scenarios").glob("*.yaml"))
     raise ConfigError(f"scenario {str(name_or_path)!r} not found: give a parameter file or one of {sorted(found)}")
-
-
-@dataclass
-class Recording:
-    """Time series the `Recorder` collected (lists of (time, array) appended in arrival order)."""
-
-    state: list[tuple[float, FloatArray, FloatArray]] = field(default_factory=list)  # t, q, effort
-    predicted: list[tuple[float, FloatArray]] = field(default_factory=list)
-    tracking_error: list[tuple[float, FloatArray]] = field(default_factory=list)
-    r2: list[tuple[float, FloatArray]] = field(default_factory=list)
-    gate: list[tuple[float, bool]] = field(default_factory=list)
-    commands: int = 0
-    nonfinite_commands: int = 0
 
 
 class Recorder(Node):
@@ -93,19 +80,6 @@ class Recorder(Node):
         self.data.commands += 1
         if not np.all(np.isfinite(msg.data)):
             self.data.nonfinite_commands += 1
-
-
-@dataclass
-class RunResult:
-    """What a scenario run produced."""
-
-    scenario: str
-    robot: str
-    joints: tuple[str, ...]
-    sim_time: float
-    wall_time: float
-    recording: Recording
-    identifier_summary: dict[str, object]
 
 
 def default_dds_environment() -> None:

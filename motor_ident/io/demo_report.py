@@ -1,0 +1,152 @@
+"""Numbers and plots of a scenario run (``motor-ident demo`` / ``motor-ident run``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass
+class Recording:
+    """Time series the `Recorder` collected (lists of (time, array) appended in arrival order)."""
+
+    state: list[tuple[float, FloatArray, FloatArray]] = field(default_factory=list)  # t, q, effort
+    predicted: list[tuple[float, FloatArray]] = field(default_factory=list)
+    tracking_error: list[tuple[float, FloatArray]] = field(default_factory=list)
+    r2: list[tuple[float, FloatArray]] = field(default_factory=list)
+    gate: list[tuple[float, bool]] = field(default_factory=list)
+    commands: int = 0
+    nonfinite_commands: int = 0
+
+
+@dataclass
+class RunResult:
+    """What a scenario run produced."""
+
+    scenario: str
+    robot: str
+    joints: tuple[str, ...]
+    sim_time: float
+    wall_time: float
+    recording: Recording
+    identifier_summary: dict[str, object]
+
+
+def _series(pairs: list[tuple[float, Any]]) -> tuple[np.ndarray, np.ndarray]:
+    if not pairs:
+        return np.zeros(0), np.zeros((0, 0))
+    return np.array([p[0] for p in pairs]), np.array([np.asarray(p[1], dtype=float) for p in pairs])
+
+
+def summarize(result: RunResult, *, ramp_time: float = 2.0, settle: float = 1.0) -> dict[str, Any]:
+    """The demo's JSON: when the gate opened, R^2, tracking RMSE before and after, command counts.
+
+    Tracking RMSE is over all joints [rad]: ``nominal`` from the end of the ramp-in to the gate
+    opening, ``identified`` from ``settle`` seconds after the opening to the end.
+    """
+    rec = result.recording
+    opened = next((t for t, is_open in rec.gate if is_open), None)
+    t_err, err = _series(rec.tracking_error)
+
+    def rmse(mask: np.ndarray) -> float | None:
+        return float(np.sqrt(np.mean(err[mask] ** 2))) if mask.any() else None
+
+    if t_err.size:
+        before = rmse((t_err >= ramp_time) & (t_err < (opened if opened is not None else np.inf)))
+        after = rmse(t_err >= opened + settle) if opened is not None else None
+    else:
+        before = after = None
+    summary = result.identifier_summary
+    return {
+        "scenario": result.scenario,
+        "robot": result.robot,
+        "joints": list(result.joints),
+        "sim_time_s": result.sim_time,
+        "wall_time_s": result.wall_time,
+        "gate_opened_at_s": opened,
+        "gate_open_at_end": summary["gate_open"],
+        "gate_reason": summary["reason"],
+        "r2_per_joint": summary["r2_per_joint"],
+        "r2_uncentred_per_joint": summary["r2_uncentred_per_joint"],
+        "condition_number": summary["condition_number"],
+        "tracking_rmse_nominal": before,
+        "tracking_rmse_identified": after,
+        "commands_published": rec.commands,
+        "nonfinite_commands": rec.nonfinite_commands,
+        "dropped_samples": summary["dropped_samples"],
+    }
+
+
+def plot_run(result: RunResult, out_dir: str | Path, *, r2_threshold: float = 0.95) -> list[Path]:
+    """PNG plots of a run: measured vs predicted torque, R^2 over time, tracking error (seed 001 Fig. 7)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rec = result.recording
+    opened = next((t for t, is_open in rec.gate if is_open), None)
+    paths = []
+
+    def mark(ax: Any) -> None:
+        if opened is not None:
+            ax.axvline(opened, color="tab:green", linestyle="--", linewidth=1, label="gate opens")
+
+    t_state = np.array([s[0] for s in rec.state])
+    effort = np.array([s[2] for s in rec.state]) if rec.state else np.zeros((0, len(result.joints)))
+    t_pred, pred = _series(rec.predicted)
+    fig, axes = plt.subplots(len(result.joints), 1, figsize=(9, 2.0 * len(result.joints)), sharex=True, squeeze=False)
+    for j, name in enumerate(result.joints):
+        ax = axes[j, 0]
+        if effort.size:
+            ax.plot(t_state, effort[:, j], color="0.6", linewidth=0.5, label="measured")
+        if pred.size:
+            ax.plot(t_pred, pred[:, j], color="tab:blue", linewidth=1.0, label="predicted (active model)")
+        mark(ax)
+        ax.set_ylabel(f"{name}\n[N m]", fontsize=8)
+    axes[0, 0].legend(loc="upper right", fontsize=7)
+    axes[-1, 0].set_xlabel("time [s]")
+    fig.suptitle("Joint torque: measured vs predicted by the active model")
+    fig.tight_layout()
+    paths.append(out / "torque_measured_vs_predicted.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    t_r2, r2 = _series(rec.r2)
+    fig, ax = plt.subplots(figsize=(9, 3.2))
+    if r2.size:
+        for j, name in enumerate(result.joints):
+            ax.plot(t_r2, r2[:, j], label=name)
+    ax.axhline(r2_threshold, color="k", linestyle=":", label=f"threshold {r2_threshold}")
+    mark(ax)
+    ax.set_ylim(max(0.0, float(np.min(r2)) - 0.02) if r2.size else 0.0, 1.002)
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel("R2 on the buffer")
+    ax.legend(fontsize=7, ncol=3)
+    fig.tight_layout()
+    paths.append(out / "r2_over_time.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    t_err, err = _series(rec.tracking_error)
+    fig, ax = plt.subplots(figsize=(9, 3.2))
+    if err.size:
+        ax.semilogy(t_err, np.maximum(np.linalg.norm(err, axis=1), 1e-6), color="tab:red", linewidth=0.8)
+    mark(ax)
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel("|q_ref - q| [rad]")
+    ax.set_title("Tracking error: nominal model, then identified model")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    paths.append(out / "tracking_error.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+    return paths
