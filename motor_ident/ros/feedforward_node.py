@@ -107,7 +107,7 @@ class FeedforwardNode(Node):
     def _on_reference(self, msg: JointTrajectory) -> None:
         order = self.index.order(msg.joint_names)
         if order is None or not msg.points:
-            self.get_logger().warn("reference ignored: joints missing or no points", throttle_duration_sec=2.0)
+            self.get_logger().warning("reference ignored: joints missing or no points", throttle_duration_sec=2.0)
             return
         start = stamp_to_seconds(msg.header.stamp)
         t = np.array([start + stamp_to_seconds(p.time_from_start) for p in msg.points])
@@ -129,13 +129,13 @@ class FeedforwardNode(Node):
                 raise ValueError("non-finite values")
             self.reference.set(t, q, qd, qdd)
         except (IndexError, ValueError) as exc:
-            self.get_logger().warn(f"reference ignored: {exc}", throttle_duration_sec=2.0)
+            self.get_logger().warning(f"reference ignored: {exc}", throttle_duration_sec=2.0)
 
     def _on_state(self, msg: JointState) -> None:
         arrays, reason = joint_state_arrays(msg, self.index, ("position", "velocity"))
         if not arrays:
             self.rejected += 1
-            self.get_logger().warn(f"joint_states sample dropped: {reason}", throttle_duration_sec=2.0)
+            self.get_logger().warning(f"joint_states sample dropped: {reason}", throttle_duration_sec=2.0)
             return
         q, qd = arrays
         t = stamp_to_seconds(msg.header.stamp)

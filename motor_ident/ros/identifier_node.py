@@ -139,7 +139,7 @@ class IdentifierNode(Node):
     def _reject(self, reason: str) -> None:
         self.rejected += 1
         self.last_reject_reason = reason
-        self.get_logger().warn(f"joint_states sample dropped: {reason}", throttle_duration_sec=2.0)
+        self.get_logger().warning(f"joint_states sample dropped: {reason}", throttle_duration_sec=2.0)
 
     def _on_refit(self, t: float) -> None:
         fit = self.core.fit

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from motor_ident.errors import ConfigError
 from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, robot_from_parameters, run_node
 from motor_ident.ros.conversions import array_values, make_joint_state, seconds_to_stamp
 from motor_ident.sim.plant import PlantConfig, SimulatedRobot
@@ -53,7 +55,15 @@ class SimRobotNode(Node):
             regressor, config.nominal_friction(), plant_config, motors=motors if all(motors) else None
         )
         self.joint_names = list(config.joints)
-        self.motor_names = [f"{j}_motor" for j in config.joints]
+        order = declare(self, "joint_state_order", [""], "joint order of published states ([''] = config order)")
+        order = [name for name in order if name]
+        if order and sorted(order) != sorted(self.joint_names):
+            raise ConfigError(f"parameter joint_state_order = {order}: expected a permutation of {self.joint_names}")
+        self.publish_index = np.array(
+            [self.joint_names.index(j) for j in order] if order else range(len(self.joint_names))
+        )
+        self.published_names = [self.joint_names[i] for i in self.publish_index]
+        self.motor_names = [f"{j}_motor" for j in self.published_names]
         self.state_pub = self.create_publisher(JointState, "joint_states", STATE_QOS)
         self.motor_pub = self.create_publisher(JointState, "motor_states", STATE_QOS)
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if publish_clock else None
@@ -79,7 +89,7 @@ class SimRobotNode(Node):
         values, reason = array_values(msg, len(self.joint_names))
         if values is None:
             self.rejected_commands += 1
-            self.get_logger().warn(f"effort command ignored: {reason}", throttle_duration_sec=2.0)
+            self.get_logger().warning(f"effort command ignored: {reason}", throttle_duration_sec=2.0)
             return
         self.sim.set_effort(values)
         if self.lockstep:
@@ -90,7 +100,7 @@ class SimRobotNode(Node):
         if values is None or any(m is None for m in self.sim.motors):
             self.rejected_commands += 1
             reason = reason or "this robot config has no motor parameters"
-            self.get_logger().warn(f"pwm command ignored: {reason}", throttle_duration_sec=2.0)
+            self.get_logger().warning(f"pwm command ignored: {reason}", throttle_duration_sec=2.0)
             return
         self.sim.set_pwm(values)
         if self.lockstep:
@@ -111,9 +121,10 @@ class SimRobotNode(Node):
         m = self.sim.measure()
         if self.clock_pub is not None:
             self.clock_pub.publish(Clock(clock=seconds_to_stamp(m.t)))
-        self.state_pub.publish(make_joint_state(self.joint_names, m.t, m.q, m.qd, m.effort))
+        i = self.publish_index
+        self.state_pub.publish(make_joint_state(self.published_names, m.t, m.q[i], m.qd[i], m.effort[i]))
         self.motor_pub.publish(
-            make_joint_state(self.motor_names, m.t, m.motor_position, m.motor_velocity, m.motor_effort)
+            make_joint_state(self.motor_names, m.t, m.motor_position[i], m.motor_velocity[i], m.motor_effort[i])
         )
         self._awaiting_since = time.monotonic()
 

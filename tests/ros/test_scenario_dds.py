@@ -13,10 +13,12 @@ pytestmark = pytest.mark.ros
 
 @pytest.fixture(scope="module")
 def demo_run():
-    """Ten seconds of the valkyrie_arm scenario, lockstep (faster than real time where possible)."""
+    """Ten seconds of the valkyrie_arm scenario, lockstep, the robot publishing joints in reverse order."""
     from motor_ident.ros.runner import run_scenario
 
-    return run_scenario("valkyrie_arm", duration=10.0, lockstep=True, overrides={"sim_robot": {"seed": 1}})
+    reverse = ["elbow", "upper_arm_rotation", "shoulder_adductor", "shoulder_extensor"]
+    overrides = {"sim_robot": {"seed": 1, "joint_state_order": reverse}}
+    return run_scenario("valkyrie_arm", duration=10.0, lockstep=True, overrides=overrides)
 
 
 def test_gate_opens_and_cuts_tracking_error(demo_run) -> None:

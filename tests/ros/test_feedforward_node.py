@@ -1,0 +1,73 @@
+"""The feedforward node on its own: tracking law, safe output when stale, saturation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.ros
+
+
+@pytest.fixture
+def node():
+    """A feedforward node for valkyrie_arm in its own rclpy context."""
+    import rclpy
+    from rclpy.parameter import Parameter
+
+    from motor_ident.ros.feedforward_node import FeedforwardNode
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    ff = FeedforwardNode(context=context, parameter_overrides=[Parameter("rate_limit", value=[1e9])])
+    yield ff
+    ff.destroy_node()
+    rclpy.shutdown(context=context)
+
+
+def _state(ff, t, q, qd):
+    from motor_ident.ros.conversions import make_joint_state
+
+    ff._on_state(make_joint_state(ff.joints, t, q, qd, np.zeros(len(ff.joints))))
+
+
+def test_no_reference_gives_gravity_only(node) -> None:
+    """Without a reference the command is the model's gravity torque at the measured position."""
+    q = np.array([0.3, -0.2, 0.5, 1.0])
+    _state(node, 1.0, q, np.zeros(4))
+    assert "reference" in node.mode
+    np.testing.assert_allclose(node.previous, node.law.gravity(q, node.theta), rtol=1e-12)
+
+
+def test_with_true_model_feedforward_equals_inverse_dynamics(node) -> None:
+    """On the reference with zero error, the command is RNEA + friction of the (true) model."""
+    q, qd, qdd = np.array([0.3, -0.2, 0.5, 1.0]), np.array([0.5, -0.4, 0.3, 0.2]), np.array([1.0, 2.0, -1.0, 0.5])
+    node.reference.set(np.array([0.0, 2.0]), np.stack([q, q]), np.stack([qd, qd]), np.stack([qdd, qdd]))
+    _state(node, 1.0, q, qd)
+    regressor = node.law.regressor
+    theta = node.base.to_full(node.theta)
+    expected = regressor.predict(theta, q[None], qd[None], qdd[None])[0]
+    np.testing.assert_allclose(
+        node.previous, np.clip(expected, -node.law.config.effort_limit, node.law.config.effort_limit)
+    )
+
+
+def test_stale_state_triggers_safe_output(node) -> None:
+    """When joint_states stop, the watchdog publishes the safe output and says so."""
+    q = np.array([0.1, 0.1, 0.1, 0.1])
+    _state(node, 1.0, q, np.zeros(4))
+    sent = node.commands_published
+    node.last_state_wall -= 10.0
+    node._watchdog()
+    assert node.commands_published == sent + 1
+    assert "stale" in node.mode
+    np.testing.assert_allclose(node.previous, node.law.gravity(q, node.theta), rtol=1e-12)
+
+
+def test_nan_state_is_dropped_and_command_stays_finite(node) -> None:
+    """A NaN in joint_states is dropped and counted; commands stay finite and saturated."""
+    _state(node, 1.0, np.array([np.nan, 0.0, 0.0, 0.0]), np.zeros(4))
+    assert node.rejected == 1 and node.commands_published == 0
+    node.theta = node.theta * 1e6  # an absurd model must still give saturated, finite output
+    _state(node, 1.1, np.array([0.3, 0.2, 0.1, 1.0]), np.zeros(4))
+    assert np.all(np.isfinite(node.previous))
+    assert np.all(np.abs(node.previous) <= node.law.config.effort_limit)
