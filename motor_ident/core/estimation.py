@@ -138,105 +138,154 @@ def solve_normal_equations(A: ArrayLike, b: ArrayLike) -> tuple[FloatArray, Floa
     return inv @ b, inv, cond
 
 
-def _finish(
-    theta: FloatArray,
-    info_inv: FloatArray,
-    Y: FloatArray,
-    tau: FloatArray,
-    sigma: FloatArray,
-    cond: float,
-    method: str,
-    covariance: FloatArray,
-) -> Fit:
-    pred = Y @ theta
-    m = fit_metrics(tau, pred)
-    return Fit(
-        theta=theta,
-        covariance=covariance,
-        sigma=sigma,
-        condition_number=cond,
-        r2=m.r2,
-        r2_uncentred=m.r2_uncentred,
-        nrmse=m.nrmse,
-        rmse=m.rmse,
-        method=method,
-        n_samples=Y.shape[0],
-    )
+class RegressionStatistics:
+    """Per-joint sufficient statistics of ``tau = Y theta + noise``, accumulated chunk by chunk.
+
+    For each joint j it keeps ``A_j = Y_j'Y_j`` (p, p), ``b_j = Y_j'tau_j`` (p,), ``tau_j'tau_j``,
+    ``sum tau_j``, the sample count and the range of tau_j. Every estimator here (OLS, WLS, pulled
+    to nominal) and every fit metric (R^2 both ways, RMSE, NRMSE) is a function of these, so a
+    10-minute recording is identified in chunks with memory independent of its length, and the
+    sliding window of the online identifier adds and removes samples in O(n p^2).
+    """
+
+    def __init__(self, n: int, p: int) -> None:
+        self.n, self.p = n, p
+        self.A = np.zeros((n, p, p))
+        self.b = np.zeros((n, p))
+        self.yy = np.zeros(n)
+        self.ysum = np.zeros(n)
+        self.count = 0.0
+        self.ymin = np.full(n, np.inf)
+        self.ymax = np.full(n, -np.inf)
+
+    @classmethod
+    def from_arrays(cls, Y: ArrayLike, tau: ArrayLike) -> RegressionStatistics:
+        """Statistics of a whole data set: Y (N, n, p), tau (N, n)."""
+        Y, tau = _check(Y, tau)
+        stats = cls(Y.shape[1], Y.shape[2])
+        stats.add(Y, tau)
+        return stats
+
+    def add(self, Y: FloatArray, tau: FloatArray, weight: float = 1.0) -> None:
+        """Add samples Y (N, n, p), tau (N, n) with a weight (-1 removes them again)."""
+        self.A += weight * np.einsum("sji,sjk->jik", Y, Y)
+        self.b += weight * np.einsum("sji,sj->ji", Y, tau)
+        self.yy += weight * np.einsum("sj,sj->j", tau, tau)
+        self.ysum += weight * tau.sum(axis=0)
+        self.count += weight * Y.shape[0]
+        if weight > 0.0 and tau.shape[0]:
+            self.ymin = np.minimum(self.ymin, tau.min(axis=0))
+            self.ymax = np.maximum(self.ymax, tau.max(axis=0))
+
+    def scale(self, factor: float) -> None:
+        """Multiply every statistic by ``factor`` (exponential forgetting)."""
+        for array in (self.A, self.b, self.yy, self.ysum):
+            array *= factor
+        self.count *= factor
+
+    def sse(self, theta: ArrayLike) -> FloatArray:
+        """Residual sum of squares per joint for ``theta``: y'y - 2 theta'b + theta'A theta, shape (n,)."""
+        theta = np.asarray(theta, dtype=float)
+        sse = self.yy - 2.0 * self.b @ theta + np.einsum("i,jik,k->j", theta, self.A, theta)
+        return np.maximum(sse, 0.0)
+
+    def metrics(self, theta: ArrayLike) -> FitMetrics:
+        """R^2 (centred and uncentred), RMSE and NRMSE per joint of the samples for ``theta``."""
+        sse = self.sse(theta)
+        count = max(self.count, 1e-300)
+        sst = self.yy - self.ysum**2 / count
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r2 = np.where(sst > 0.0, 1.0 - sse / np.where(sst > 0.0, sst, 1.0), np.where(sse > 0.0, -np.inf, 1.0))
+            r2u = np.where(
+                self.yy > 0.0, 1.0 - sse / np.where(self.yy > 0.0, self.yy, 1.0), np.where(sse > 0.0, -np.inf, 1.0)
+            )
+        rmse = np.sqrt(sse / count)
+        span = np.where(np.isfinite(self.ymax - self.ymin), self.ymax - self.ymin, 0.0)
+        nrmse = np.where(span > 0.0, rmse / np.where(span > 0.0, span, 1.0), np.where(rmse > 0.0, np.inf, 0.0))
+        return FitMetrics(r2=r2, r2_uncentred=r2u, nrmse=nrmse, rmse=rmse)
+
+    def _fit(self, theta: FloatArray, covariance: FloatArray, sigma: FloatArray, cond: float, method: str) -> Fit:
+        m = self.metrics(theta)
+        return Fit(
+            theta=theta,
+            covariance=covariance,
+            sigma=sigma,
+            condition_number=cond,
+            r2=m.r2,
+            r2_uncentred=m.r2_uncentred,
+            nrmse=m.nrmse,
+            rmse=m.rmse,
+            method=method,
+            n_samples=int(round(self.count)),
+        )
+
+    def _require_samples(self) -> None:
+        if self.count <= 0:
+            raise EstimationError("no samples to estimate from")
+
+    def ols(self) -> Fit:
+        """Ordinary least squares; covariance ``s^2 (Y'Y)^-1`` with s^2 = e'e / (N n - p)."""
+        self._require_samples()
+        theta, inv, cond = solve_normal_equations(self.A.sum(axis=0), self.b.sum(axis=0))
+        sse = self.sse(theta)
+        s2 = float(sse.sum()) / max(self.count * self.n - self.p, 1.0)
+        sigma = np.sqrt(sse / max(self.count - self.p / self.n, 1.0))
+        return self._fit(theta, s2 * inv, sigma, cond, "ols")
+
+    def wls(self, sigma: ArrayLike | None = None) -> Fit:
+        """Weighted least squares with per-joint noise std ``sigma`` (n,) [N m].
+
+        When ``sigma`` is None it is estimated from the OLS residuals as
+        ``sigma_j^2 = |e_j|^2 / (N - p / n)`` (seed 002 eq. 18-19). The covariance is
+        ``(Y' Sigma^-1 Y)^-1``, the Cramer-Rao bound for Gaussian noise.
+        """
+        self._require_samples()
+        sigma = self.ols().sigma if sigma is None else np.asarray(sigma, dtype=float)
+        if sigma.shape != (self.n,) or np.any(~(sigma > 0.0)):
+            raise EstimationError(
+                f"noise standard deviations {np.asarray(sigma).tolist()}: expected {self.n} values > 0"
+            )
+        w = 1.0 / sigma**2
+        theta, inv, cond = solve_normal_equations(np.einsum("j,jik->ik", w, self.A), w @ self.b)
+        return self._fit(theta, inv, sigma, cond, "wls")
+
+    def pulled_to_nominal(self, theta_nominal: ArrayLike, alpha: float) -> Fit:
+        """Least squares pulled toward ``theta_nominal`` with data weight ``alpha`` (seed 001 eq. 105-107).
+
+        The covariance is the sandwich form of a regularised estimator,
+        ``s^2 a^4 A^-1 Y'Y A^-1`` with ``A = a^2 Y'Y + (1-a)^2 I`` and s^2 from the residuals.
+        """
+        self._require_samples()
+        if not 0.0 < alpha <= 1.0:
+            raise EstimationError(f"alpha = {alpha!r}: expected 0 < alpha <= 1")
+        theta0 = np.asarray(theta_nominal, dtype=float)
+        if theta0.shape != (self.p,):
+            raise EstimationError(f"nominal parameters have shape {theta0.shape}: expected ({self.p},)")
+        info = self.A.sum(axis=0)
+        prior = (1.0 - alpha) ** 2
+        theta, inv, cond = solve_normal_equations(
+            alpha**2 * info + prior * np.eye(self.p), alpha**2 * self.b.sum(axis=0) + prior * theta0
+        )
+        sse = self.sse(theta)
+        s2 = float(sse.sum()) / max(self.count * self.n - self.p, 1.0)
+        covariance = s2 * alpha**4 * inv @ info @ inv
+        sigma = np.sqrt(sse / max(self.count, 1.0))
+        return self._fit(theta, covariance, sigma, cond, "nominal")
 
 
 def ols(Y: ArrayLike, tau: ArrayLike) -> Fit:
-    """Ordinary least squares; covariance ``s^2 (Y'Y)^-1`` with s^2 = e'e / (N n - p).
+    """Ordinary least squares on Y (N, n, p), tau (N, n); see `RegressionStatistics.ols`.
 
-    Args:
-        Y: regressor, shape (N, n, p); must have full column rank (use the base regressor).
-        tau: measured torques, shape (N, n) [N m].
+    Y must have full column rank (use the base regressor).
     """
-    Y, tau = _check(Y, tau)
-    N, n, p = Y.shape
-    flat = Y.reshape(N * n, p)
-    y = tau.reshape(N * n)
-    theta, inv, cond = solve_normal_equations(flat.T @ flat, flat.T @ y)
-    e = y - flat @ theta
-    dof = max(N * n - p, 1)
-    s2 = float(e @ e) / dof
-    sigma = np.sqrt(np.sum((tau - Y @ theta) ** 2, axis=0) / max(N - p / n, 1.0))
-    return _finish(theta, inv, Y, tau, sigma, cond, "ols", s2 * inv)
+    return RegressionStatistics.from_arrays(Y, tau).ols()
 
 
 def wls(Y: ArrayLike, tau: ArrayLike, sigma: ArrayLike | None = None) -> Fit:
-    """Weighted least squares with per-joint noise standard deviations.
-
-    Args:
-        Y: regressor, shape (N, n, p).
-        tau: measured torques, shape (N, n) [N m].
-        sigma: noise standard deviation per joint, shape (n,) [N m]; estimated from the OLS
-            residuals as ``sigma_j^2 = |e_j|^2 / (N - p / n)`` when None (seed 002 eq. 18-19).
-
-    Returns:
-        The fit, with covariance ``(Y' Sigma^-1 Y)^-1`` (the Cramer-Rao bound for Gaussian noise).
-    """
-    Y, tau = _check(Y, tau)
-    N, n, p = Y.shape
-    if sigma is None:
-        sigma = ols(Y, tau).sigma
-    sigma = np.asarray(sigma, dtype=float)
-    if sigma.shape != (n,) or np.any(~(sigma > 0.0)):
-        raise EstimationError(f"noise standard deviations {sigma.tolist()}: expected {n} values > 0")
-    Yw = Y / sigma[None, :, None]
-    tw = tau / sigma[None, :]
-    flat = Yw.reshape(N * n, p)
-    theta, inv, cond = solve_normal_equations(flat.T @ flat, flat.T @ tw.reshape(N * n))
-    return _finish(theta, inv, Y, tau, sigma, cond, "wls", inv)
+    """Weighted least squares on Y (N, n, p), tau (N, n); see `RegressionStatistics.wls`."""
+    return RegressionStatistics.from_arrays(Y, tau).wls(sigma)
 
 
 def pulled_to_nominal(Y: ArrayLike, tau: ArrayLike, theta_nominal: ArrayLike, alpha: float) -> Fit:
-    """Least squares pulled toward ``theta_nominal`` (seed 001 eq. 105-107).
-
-    Args:
-        Y: regressor, shape (N, n, p); need not have full column rank when alpha < 1.
-        tau: measured torques, shape (N, n).
-        theta_nominal: theta_0, shape (p,).
-        alpha: weight of the data in (0, 1]; 1 is plain least squares.
-
-    The covariance reported is the sandwich form of a regularised estimator,
-    ``s^2 a^4 A^-1 Y'Y A^-1`` with ``A = a^2 Y'Y + (1-a)^2 I`` and s^2 from the residuals.
-    """
-    Y, tau = _check(Y, tau)
-    if not 0.0 < alpha <= 1.0:
-        raise EstimationError(f"alpha = {alpha!r}: expected 0 < alpha <= 1")
-    N, n, p = Y.shape
-    theta0 = np.asarray(theta_nominal, dtype=float)
-    if theta0.shape != (p,):
-        raise EstimationError(f"nominal parameters have shape {theta0.shape}: expected ({p},)")
-    flat = Y.reshape(N * n, p)
-    y = tau.reshape(N * n)
-    data_info = alpha**2 * (flat.T @ flat)
-    prior = (1.0 - alpha) ** 2
-    A = data_info + prior * np.eye(p)
-    b = alpha**2 * (flat.T @ y) + prior * theta0
-    theta, inv, cond = solve_normal_equations(A, b)
-    e = y - flat @ theta
-    s2 = float(e @ e) / max(N * n - p, 1)
-    covariance = s2 * alpha**2 * inv @ data_info @ inv
-    sigma = np.sqrt(np.sum((tau - Y @ theta) ** 2, axis=0) / max(N, 1))
-    return _finish(theta, inv, Y, tau, sigma, cond, "nominal", covariance)
+    """Least squares pulled toward a nominal theta_0 (seed 001 eq. 105-107); Y need not have full rank."""
+    return RegressionStatistics.from_arrays(Y, tau).pulled_to_nominal(theta_nominal, alpha)

@@ -1,11 +1,12 @@
 """Online identification: an exact sliding-window least-squares estimator and the model gate.
 
 `SlidingWindowLS` keeps the last W samples of a regressor in a preallocated ring buffer and the
-per-joint sufficient statistics of the window (information matrix Y_j'Y_j, Y_j'tau_j, tau_j'tau_j
-and sum tau_j). Adding a sample adds its terms; when the window is full the oldest sample's terms
-are subtracted. Every ``W`` samples the statistics are summed again from the buffer, so rounding
-errors cannot accumulate. A refit is then one p x p solve, whatever W is — the same estimate as
-the batch solution on the window, which the tests check.
+per-joint sufficient statistics of the window (`RegressionStatistics`: Y_j'Y_j, Y_j'tau_j,
+tau_j'tau_j and sum tau_j), optionally exponentially forgotten. Adding a sample adds its terms;
+when the window is full the oldest sample's terms are subtracted. Every ``W`` samples the
+statistics are summed again from the buffer, so rounding errors cannot accumulate. A refit is
+then one p x p solve, whatever W is — the same estimate as the batch solution on the window,
+which the tests check.
 
 Each refit may be pulled toward a nominal parameter vector (seed 001 eq. 105-107, with weight
 alpha), which keeps directions the window does not excite at their nominal values instead of
@@ -23,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from motor_ident.core.base_params import BaseParameters
-from motor_ident.core.estimation import solve_normal_equations
+from motor_ident.core.estimation import RegressionStatistics
 from motor_ident.core.regressor import Regressor
 from motor_ident.errors import ConfigError, DataError, EstimationError
 
@@ -69,34 +70,43 @@ class WindowFit:
 
 
 class SlidingWindowLS:
-    """Exact least squares over the last ``window`` samples.
+    """Exact least squares over the last ``window`` samples, optionally exponentially forgotten.
 
     Args:
         n: joints; p: parameters; window: samples kept (W).
         theta_nominal: prior for the pull toward nominal (p,); zeros when None.
         alpha: data weight in (0, 1]; 1 = plain least squares (seed 001 eq. 102).
+        forgetting: lambda in (0, 1]; a sample k steps old weighs lambda^k inside the window.
     """
 
     def __init__(
-        self, n: int, p: int, window: int, *, theta_nominal: ArrayLike | None = None, alpha: float = 1.0
+        self,
+        n: int,
+        p: int,
+        window: int,
+        *,
+        theta_nominal: ArrayLike | None = None,
+        alpha: float = 1.0,
+        forgetting: float = 1.0,
     ) -> None:
         if window < 1 or n < 1 or p < 1:
             raise ConfigError(f"window = {window}, n = {n}, p = {p}: expected positive sizes")
         if not 0.0 < alpha <= 1.0:
             raise ConfigError(f"alpha = {alpha!r}: expected 0 < alpha <= 1")
-        self.n, self.p, self.window, self.alpha = n, p, window, float(alpha)
+        if not 0.0 < forgetting <= 1.0:
+            raise ConfigError(f"forgetting = {forgetting!r}: expected 0 < lambda <= 1")
+        self.n, self.p, self.window = n, p, window
+        self.alpha, self.forgetting = float(alpha), float(forgetting)
         self.theta_nominal = np.zeros(p) if theta_nominal is None else np.asarray(theta_nominal, dtype=float).copy()
         if self.theta_nominal.shape != (p,):
             raise ConfigError(f"theta_nominal has shape {self.theta_nominal.shape}: expected ({p},)")
         self._Y = np.zeros((window, n, p))
         self._tau = np.zeros((window, n))
-        self._A = np.zeros((n, p, p))
-        self._b = np.zeros((n, p))
-        self._yy = np.zeros(n)
-        self._ysum = np.zeros(n)
+        self.stats = RegressionStatistics(n, p)
         self._head = 0
         self._count = 0
         self._since_refresh = 0
+        self._oldest_weight = forgetting**window  # weight of a sample when it leaves a full window
 
     @property
     def count(self) -> int:
@@ -110,10 +120,7 @@ class SlidingWindowLS:
 
     def reset(self) -> None:
         """Empty the window (clock jump, payload change, user request)."""
-        self._A.fill(0.0)
-        self._b.fill(0.0)
-        self._yy.fill(0.0)
-        self._ysum.fill(0.0)
+        self.stats = RegressionStatistics(self.n, self.p)
         self._head = self._count = self._since_refresh = 0
 
     def add(self, Y: ArrayLike, tau: ArrayLike) -> None:
@@ -129,31 +136,32 @@ class SlidingWindowLS:
         if not (np.all(np.isfinite(Y)) and np.all(np.isfinite(tau))):
             raise DataError("sample contains NaN or Inf")
         slot = self._head
+        if self.forgetting < 1.0:
+            self.stats.scale(self.forgetting)
         if self._count == self.window:
-            self._accumulate(self._Y[slot], self._tau[slot], -1.0)
+            self.stats.add(self._Y[slot : slot + 1], self._tau[slot : slot + 1], -self._oldest_weight)
         else:
             self._count += 1
         self._Y[slot] = Y
         self._tau[slot] = tau
-        self._accumulate(Y, tau, 1.0)
+        self.stats.add(self._Y[slot : slot + 1], self._tau[slot : slot + 1])
         self._head = (slot + 1) % self.window
         self._since_refresh += 1
         if self._since_refresh >= self.window:
             self.refresh()
 
-    def _accumulate(self, Y: FloatArray, tau: FloatArray, sign: float) -> None:
-        self._A += sign * np.einsum("ji,jk->jik", Y, Y)
-        self._b += sign * Y * tau[:, None]
-        self._yy += sign * tau * tau
-        self._ysum += sign * tau
-
     def refresh(self) -> None:
-        """Recompute the sufficient statistics from the buffer (removes accumulated rounding)."""
-        Y, tau = self._Y[: self._count], self._tau[: self._count]
-        self._A = np.einsum("sji,sjk->jik", Y, Y)
-        self._b = np.einsum("sji,sj->ji", Y, tau)
-        self._yy = np.einsum("sj,sj->j", tau, tau)
-        self._ysum = tau.sum(axis=0)
+        """Recompute the statistics from the buffer (removes accumulated rounding)."""
+        Y, tau = self.window_data()
+        stats = RegressionStatistics(self.n, self.p)
+        if self.forgetting < 1.0:
+            weights = np.sqrt(self.forgetting ** np.arange(len(Y) - 1, -1, -1.0))
+            stats.add(Y * weights[:, None, None], tau * weights[:, None])
+            stats.ysum = np.einsum("s,sj->j", weights**2, tau)
+            stats.count = float(np.sum(weights**2))
+        else:
+            stats.add(Y, tau)
+        self.stats = stats
         self._since_refresh = 0
 
     def latest(self) -> tuple[FloatArray, FloatArray]:
@@ -175,31 +183,21 @@ class SlidingWindowLS:
         return self._Y[order], self._tau[order]
 
     def solve(self) -> WindowFit:
-        """Estimate on the current window.
+        """Estimate on the current window (pulled toward nominal when alpha < 1).
 
         Raises:
             EstimationError: the window is empty, or singular without a nominal pull (alpha = 1).
         """
         if self._count == 0:
             raise EstimationError("the window is empty")
-        A = self._A.sum(axis=0)
-        b = self._b.sum(axis=0)
-        a2, prior = self.alpha**2, (1.0 - self.alpha) ** 2
-        cond = scaled_condition_number(A)
-        theta, _, _ = solve_normal_equations(a2 * A + prior * np.eye(self.p), a2 * b + prior * self.theta_nominal)
-        # Per-joint residual sums from the statistics: e'e = y'y - 2 theta'b + theta'A theta.
-        sse = self._yy - 2.0 * self._b @ theta + np.einsum("i,jik,k->j", theta, self._A, theta)
-        sse = np.maximum(sse, 0.0)
-        sst = self._yy - self._ysum**2 / self._count
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r2 = np.where(sst > 0.0, 1.0 - sse / sst, 0.0)
-            r2u = np.where(self._yy > 0.0, 1.0 - sse / self._yy, 0.0)
+        stats = self.stats
+        fit = stats.pulled_to_nominal(self.theta_nominal, self.alpha) if self.alpha < 1.0 else stats.ols()
         return WindowFit(
-            theta=theta,
-            r2=r2,
-            r2_uncentred=r2u,
-            rmse=np.sqrt(sse / self._count),
-            condition_number=cond,
+            theta=fit.theta,
+            r2=fit.r2,
+            r2_uncentred=fit.r2_uncentred,
+            rmse=fit.rmse,
+            condition_number=scaled_condition_number(stats.A.sum(axis=0)),
             count=self._count,
         )
 
