@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "motor_ident.commands.base_params",
     "motor_ident.commands.synth",
     "motor_ident.commands.demo",
+    "motor_ident.commands.bench",
 )
 
 

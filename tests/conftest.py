@@ -23,10 +23,10 @@ def rng() -> np.random.Generator:
 
 def example_robot_urdf(relative: str) -> Path:
     """Path of a URDF shipped by the example-robot-data package (skips the test when absent)."""
-    import sys
+    from motor_ident.errors import ConfigError
+    from motor_ident.io.urdf_paths import example_robot_urdf as find
 
-    for root in [Path(p) for p in sys.path if p] + [Path(sys.prefix) / "share"]:
-        candidate = root / "cmeel.prefix" / "share" / "example-robot-data" / "robots" / relative
-        if candidate.is_file():
-            return candidate
-    pytest.skip(f"example-robot-data URDF {relative} not installed")
+    try:
+        return find(relative)
+    except ConfigError as exc:
+        pytest.skip(str(exc))

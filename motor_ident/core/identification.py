@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -13,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from motor_ident.core.base_params import BaseParameters, base_parameters
-from motor_ident.core.estimation import Fit, FitMetrics, fit_metrics, ols, pulled_to_nominal, wls
+from motor_ident.core.estimation import Fit, FitMetrics, RegressionStatistics
 from motor_ident.core.model import random_states
 from motor_ident.core.regressor import Regressor
 from motor_ident.errors import ConfigError, DataError
@@ -75,8 +76,13 @@ def identify(
     alpha: float = 0.9,
     validate_fraction: float = 0.0,
     base: BaseParameters | None = None,
+    chunk_size: int = 5000,
+    progress: Callable[[float], None] | None = None,
 ) -> Identification:
     """Identify the base parameters from joint data.
+
+    The regressor is built and reduced to sufficient statistics chunk by chunk, so memory does not
+    grow with the record's length.
 
     Args:
         regressor: the full regressor of the robot.
@@ -88,6 +94,8 @@ def identify(
         alpha: data weight of the ``nominal`` method, in (0, 1].
         validate_fraction: fraction of samples at the END of the record held out for validation.
         base: base parameter map (computed structurally when None).
+        chunk_size: samples per regressor chunk.
+        progress: called with the fraction of samples processed, from 0 to 1.
 
     Raises:
         DataError: shapes disagree, data is not finite, or too few samples remain.
@@ -96,6 +104,9 @@ def identify(
     n = regressor.robot.n
     if not (q.shape == qd.shape == qdd.shape == tau.shape) or q.ndim != 2 or q.shape[1] != n:
         raise DataError(f"q {q.shape}, qd {qd.shape}, qdd {qdd.shape}, tau {tau.shape}: expected (N, {n}) each")
+    for name, x in (("q", q), ("qd", qd), ("qdd", qdd), ("tau", tau)):
+        if not np.all(np.isfinite(x)):
+            raise DataError(f"{name} contains NaN or Inf: clean or cut the record first")
     if not 0.0 <= validate_fraction < 1.0:
         raise ConfigError(f"validate = {validate_fraction!r}: expected a fraction in [0, 1)")
     method = Method(method)
@@ -106,23 +117,33 @@ def identify(
     if n_train * n < 2 * base.n_base:
         raise DataError(f"{n_train} training samples are too few for {base.n_base} base parameters")
     theta_ref = np.zeros(regressor.n_parameters) if theta_nominal is None else np.asarray(theta_nominal, dtype=float)
-    Y = base.base_regressor(regressor.rows(q, qd, qdd))
-    train = slice(0, n_train)
+    train = RegressionStatistics(n, base.n_base)
+    heldout_stats = RegressionStatistics(n, base.n_base)
+    buffer = np.zeros((min(chunk_size, N), n, regressor.n_parameters))
+    for start in range(0, N, chunk_size):
+        stop = min(start + chunk_size, N)
+        Y = base.base_regressor(
+            regressor.rows(q[start:stop], qd[start:stop], qdd[start:stop], out=buffer[: stop - start])
+        )
+        split = min(max(n_train - start, 0), stop - start)
+        if split:
+            train.add(Y[:split], tau[start : start + split])
+        if split < stop - start:
+            heldout_stats.add(Y[split:], tau[start + split : stop])
+        if progress is not None:
+            progress(stop / N)
     if method is Method.OLS:
-        fit = ols(Y[train], tau[train])
+        fit = train.ols()
     elif method is Method.WLS:
-        fit = wls(Y[train], tau[train])
+        fit = train.wls()
     else:
-        fit = pulled_to_nominal(Y[train], tau[train], base.to_base(theta_ref), alpha)
-    heldout = None
-    if n_heldout:
-        heldout = fit_metrics(tau[n_train:], Y[n_train:] @ fit.theta)
+        fit = train.pulled_to_nominal(base.to_base(theta_ref), alpha)
     return Identification(
         fit=fit,
         base=base,
         theta=base.to_full(fit.theta, theta_ref),
         names=regressor.names,
-        heldout=heldout,
+        heldout=heldout_stats.metrics(fit.theta) if n_heldout else None,
         n_train=n_train,
         n_heldout=n_heldout,
     )

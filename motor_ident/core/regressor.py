@@ -101,6 +101,24 @@ class ParameterLayout:
             raise ConfigError(f"unknown parameter {name!r}") from None
 
 
+def robot_batch_to_pin(
+    robot: RobotModel, q: FloatArray, v: FloatArray, a: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Batches (N, n) in our joint order -> pinocchio's q (N, nq), v and a (N, nv), vectorised."""
+    N = q.shape[0]
+    qp = np.zeros((N, robot.model.nq))
+    plain = ~robot.continuous
+    qp[:, robot.q_index[plain]] = q[:, plain]
+    if robot.continuous.any():
+        qp[:, robot.q_index[robot.continuous]] = np.cos(q[:, robot.continuous])
+        qp[:, robot.q_index[robot.continuous] + 1] = np.sin(q[:, robot.continuous])
+    vp = np.empty((N, robot.model.nv))
+    ap = np.empty((N, robot.model.nv))
+    vp[:, robot.v_index] = v
+    ap[:, robot.v_index] = a
+    return qp, vp, ap
+
+
 class Regressor:
     """Full joint-torque regressor of a robot: rigid body + reflected inertia + friction.
 
@@ -143,6 +161,10 @@ class Regressor:
         self._rigid_model = robot.model.copy()
         self._rigid_model.armature[:] = 0.0
         self._rows_idx, self._cols_idx = np.ix_(robot.v_index, self._columns)
+        self._identity = bool(
+            np.array_equal(robot.v_index, np.arange(n)) and np.array_equal(self._columns, np.arange(10 * n))
+        )
+        self._raw = np.zeros((0, robot.model.nv, 10 * (robot.model.njoints - 1)))
         # Joints sharing a friction shape are evaluated in one vectorised call.
         groups: dict[FrictionShape, list[int]] = {}
         for j, shape in enumerate(self.friction):
@@ -185,11 +207,15 @@ class Regressor:
         Y = np.zeros((N, n, self.n_parameters)) if out is None else out
         if out is not None:
             Y.fill(0.0)
-        rows_idx, cols_idx = self._rows_idx, self._cols_idx
-        model, data, robot = self._rigid_model, self._data, self.robot
+        qp, vp, ap = robot_batch_to_pin(self.robot, q, v, a)
+        model, data = self._rigid_model, self._data
+        raw = self._raw_buffer(N)
         for k in range(N):
-            Yk = pin.computeJointTorqueRegressor(model, data, robot.pin_q(q[k]), robot.pin_v(v[k]), robot.pin_v(a[k]))
-            Y[k, :, : 10 * n] = Yk[rows_idx, cols_idx]
+            raw[k] = pin.computeJointTorqueRegressor(model, data, qp[k], vp[k], ap[k])
+        if self._identity:
+            Y[:, :, : 10 * n] = raw
+        else:
+            Y[:, :, : 10 * n] = raw[:, self._rows_idx, self._cols_idx]
         if self.layout.reflected_inertia.stop > self.layout.reflected_inertia.start:
             joints = np.arange(n)
             Y[:, joints, 10 * n + joints] = a
@@ -197,6 +223,11 @@ class Regressor:
             F = friction_regressor(v[:, joints].ravel(), shape)
             Y[:, joints[:, None], cols] = F.reshape(N, joints.size, -1)
         return Y
+
+    def _raw_buffer(self, N: int) -> FloatArray:
+        if self._raw.shape[0] < N:
+            self._raw = np.zeros((N, *self._raw.shape[1:]))
+        return self._raw[:N]
 
     def friction_torque(self, v: ArrayLike, theta: ArrayLike) -> FloatArray:
         """Friction torque of every joint for the friction part of ``theta``.

@@ -1,0 +1,273 @@
+"""``motor-ident bench``: speed figures of motor_ident measured in one run on this machine.
+
+- regressor cost per sample (rigid body + reflected inertia + friction columns) as a ratio to
+  pinocchio's bare ``computeJointTorqueRegressor`` and to its RNEA (2, 4, 7 DoF);
+- refit rate of a 7-DoF arm with friction at windows of 500, 2000 and 10000 samples, full
+  re-solve vs the incremental sliding window;
+- feedforward through DDS at 1 kHz: state-to-command latency p50 / p99, missed cycles, CPU share;
+- offline identification throughput on a 10-minute 1 kHz record, as a multiple of real time;
+- resident memory at the start and end of a simulated closed-loop run.
+
+Numbers are reported, never asserted: they depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+import numpy as np
+
+from motor_ident.commands.common import write_json
+
+
+def _rss_mb() -> float:
+    """Resident set size of this process [MB] (Linux /proc; NaN elsewhere)."""
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmRSS:"):
+                return float(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return float("nan")
+
+
+def _robots() -> list[tuple[str, Any]]:
+    from motor_ident.core.friction import FrictionShape
+    from motor_ident.core.model import load_robot_model
+    from motor_ident.core.regressor import Regressor
+    from motor_ident.io.robot_config import load_robot_config
+    from motor_ident.io.urdf_paths import example_robot_urdf
+
+    stribeck = FrictionShape(kind="stribeck", stribeck_velocity=0.05)
+    pendulum = load_robot_model(example_robot_urdf("double_pendulum_description/urdf/double_pendulum.urdf"))
+    panda = load_robot_model(
+        example_robot_urdf("panda_description/urdf/panda.urdf"),
+        joint_names=[f"panda_joint{i}" for i in range(1, 8)],
+        gear_ratio=100.0,
+        rotor_inertia=1e-5,
+    )
+    valkyrie = load_robot_config("valkyrie_arm").build_model()
+    return [
+        ("double_pendulum (2 DoF)", Regressor(pendulum, [stribeck] * pendulum.n)),
+        ("valkyrie_arm (4 DoF)", Regressor(valkyrie, [stribeck] * valkyrie.n)),
+        ("panda (7 DoF)", Regressor(panda, [stribeck] * panda.n)),
+    ]
+
+
+def _loop(func: Any, model: Any, data: Any, qp: np.ndarray, vp: np.ndarray, ap: np.ndarray) -> None:
+    for k in range(qp.shape[0]):
+        func(model, data, qp[k], vp[k], ap[k])
+
+
+def _per_sample_us(samples: int, func: Any, *args: Any, **kwargs: Any) -> float:
+    """Best of three timings of ``func(*args, **kwargs)``, per sample [us]."""
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        func(*args, **kwargs)
+        times.append(time.perf_counter() - t0)
+    return min(times) / samples * 1e6
+
+
+def bench_regressor(samples: int = 3000) -> list[dict[str, Any]]:
+    """Per-sample cost of the full regressor vs pinocchio's regressor and RNEA."""
+    import pinocchio as pin
+
+    from motor_ident.core.model import random_states
+    from motor_ident.core.regressor import robot_batch_to_pin
+
+    rows = []
+    for name, regressor in _robots():
+        robot = regressor.robot
+        q, v, a = random_states(robot, np.random.default_rng(0), samples)
+        qp, vp, ap = robot_batch_to_pin(robot, q, v, a)
+        model, data = robot.model, robot.create_data()
+        out = np.zeros((samples, robot.n, regressor.n_parameters))
+        best = {
+            "full": _per_sample_us(samples, regressor.rows, q, v, a, out=out),
+            "pinocchio": _per_sample_us(samples, _loop, pin.computeJointTorqueRegressor, model, data, qp, vp, ap),
+            "rnea": _per_sample_us(samples, _loop, pin.rnea, model, data, qp, vp, ap),
+        }
+        rows.append(
+            {
+                "robot": name,
+                "n_parameters": regressor.n_parameters,
+                "full_us": best["full"],
+                "pinocchio_regressor_us": best["pinocchio"],
+                "rnea_us": best["rnea"],
+                "over_pinocchio": best["full"] / best["pinocchio"],
+                "over_rnea": best["full"] / best["rnea"],
+            }
+        )
+    return rows
+
+
+def bench_refit(windows: tuple[int, ...] = (500, 2000, 10000), updates: int = 300) -> list[dict[str, Any]]:
+    """Refit rate on a 7-DoF arm with Stribeck friction: full re-solve vs incremental window."""
+    from motor_ident.core.estimation import RegressionStatistics
+    from motor_ident.core.identification import structural_base_parameters
+    from motor_ident.core.model import random_states
+    from motor_ident.core.online import SlidingWindowLS
+
+    regressor = _robots()[2][1]
+    base = structural_base_parameters(regressor)
+    rng = np.random.default_rng(1)
+    total = max(windows) + updates
+    Y = base.base_regressor(regressor.rows(*random_states(regressor.robot, rng, total)))
+    tau = Y @ rng.normal(size=base.n_base) + 0.1 * rng.standard_normal(Y.shape[:2])
+    rows = []
+    for window in windows:
+        est = SlidingWindowLS(regressor.robot.n, base.n_base, window)
+        for k in range(window):
+            est.add(Y[k], tau[k])
+        t0 = time.perf_counter()
+        for k in range(window, window + updates):
+            est.add(Y[k], tau[k])
+            est.solve()
+        incremental = updates / (time.perf_counter() - t0)
+        repeats = max(3, min(updates, 20000 // window))
+        t0 = time.perf_counter()
+        for k in range(repeats):
+            RegressionStatistics.from_arrays(Y[k : k + window], tau[k : k + window]).ols()
+        full = repeats / (time.perf_counter() - t0)
+        rows.append(
+            {"window": window, "n_base_parameters": base.n_base, "full_resolve_hz": full, "incremental_hz": incremental}
+        )
+    return rows
+
+
+def bench_batch(seconds: float = 600.0, rate_hz: float = 1000.0) -> dict[str, Any]:
+    """Offline identification throughput on a synthetic valkyrie_arm record."""
+    from motor_ident.core.identification import identify, structural_base_parameters
+    from motor_ident.io.robot_config import load_robot_config
+    from motor_ident.sim.synthetic import excitation_record
+
+    config = load_robot_config("valkyrie_arm")
+    regressor = config.build_regressor()
+    base = structural_base_parameters(regressor)
+    record, _ = excitation_record(
+        regressor, config.nominal_parameters(regressor), duration=seconds, rate_hz=rate_hz, noise_std=0.1
+    )
+    t0 = time.perf_counter()
+    result = identify(regressor, record.q, record.qd, record.qdd, record.tau, base=base, validate_fraction=0.2)
+    wall = time.perf_counter() - t0
+    return {
+        "record_s": seconds,
+        "rate_hz": rate_hz,
+        "wall_s": wall,
+        "x_realtime": seconds / wall,
+        "heldout_r2_min": float(result.heldout.r2.min()),
+    }  # type: ignore[union-attr]
+
+
+def bench_memory(seconds: float) -> dict[str, Any]:
+    """RSS before and after a closed-loop run of the valkyrie_arm scenario (no DDS)."""
+    from motor_ident.sim.closed_loop import build_closed_loop, run_closed_loop
+
+    loop = build_closed_loop("valkyrie_arm")
+    run_closed_loop(loop, 2.0)  # warm up caches and allocators
+    start = _rss_mb()
+    samples: list[float] = []
+    t0 = time.perf_counter()
+    run_closed_loop(loop, seconds, every=max(seconds / 20.0, 0.5), callback=lambda *_: samples.append(_rss_mb()))
+    wall = time.perf_counter() - t0
+    return {
+        "sim_s": seconds,
+        "wall_s": wall,
+        "rss_start_mb": start,
+        "rss_end_mb": _rss_mb(),
+        "rss_max_mb": max(samples or [start]),
+        "gate_open": loop.identifier.gate_open,
+    }
+
+
+def bench_feedforward(seconds: float) -> dict[str, Any]:
+    """State-to-command latency of the feedforward node through DDS at 1 kHz."""
+    from motor_ident.ros.latency import measure_feedforward_latency
+
+    return measure_feedforward_latency(seconds)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run every benchmark and print a table."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    quick = args.quick
+    results: dict[str, Any] = {}
+    with console.status("regressor cost ..."):
+        results["regressor"] = bench_regressor()
+    with console.status("refit rate ..."):
+        results["refit"] = bench_refit(updates=100 if quick else 300)
+    with console.status("offline identification throughput ..."):
+        results["batch"] = bench_batch(60.0 if quick else 600.0)
+    with console.status("feedforward latency through DDS ..."):
+        results["feedforward"] = bench_feedforward(5.0 if quick else args.ff_seconds)
+    with console.status("memory over a simulated run ..."):
+        results["memory"] = bench_memory(20.0 if quick else args.sim_seconds)
+
+    table = Table(title="motor_ident bench")
+    for column in ("measure", "value", "target"):
+        table.add_column(column)
+    for row in results["regressor"]:
+        table.add_row(
+            f"regressor {row['robot']}",
+            f"{row['full_us']:.1f} us/sample = {row['over_pinocchio']:.2f} x pinocchio, {row['over_rnea']:.2f} x RNEA",
+            "<= 1.5 x pinocchio",
+        )
+    for row in results["refit"]:
+        table.add_row(
+            f"refit 7 DoF, window {row['window']}",
+            f"{row['incremental_hz']:.0f} Hz incremental, {row['full_resolve_hz']:.1f} Hz full re-solve",
+            ">= 1000 Hz at 2000",
+        )
+    ff = results["feedforward"]
+    table.add_row(
+        "feedforward 1 kHz over DDS",
+        f"p50 {ff['latency_p50_ms']:.3f} ms, p99 {ff['latency_p99_ms']:.3f} ms",
+        "p99 <= 1 ms",
+    )
+    table.add_row(
+        "  missed cycles / CPU", f"{ff['missed_cycles']} of {ff['cycles']}, CPU {100 * ff['cpu_share']:.0f} %", "0"
+    )
+    b = results["batch"]
+    table.add_row(
+        "offline identification", f"{b['x_realtime']:.1f} x real time ({b['record_s']:.0f} s at 1 kHz)", ">= 20 x"
+    )
+    mem = results["memory"]
+    table.add_row(
+        "memory", f"{mem['rss_start_mb']:.0f} -> {mem['rss_end_mb']:.0f} MB over {mem['sim_s']:.0f} s simulated", "flat"
+    )
+    console.print(table)
+
+    refit_2000 = next((r["incremental_hz"] for r in results["refit"] if r["window"] == 2000), None)
+    summary = {
+        "regressor_over_pinocchio": {r["robot"]: r["over_pinocchio"] for r in results["regressor"]},
+        "regressor_over_rnea": {r["robot"]: r["over_rnea"] for r in results["regressor"]},
+        "refit_hz": refit_2000,
+        "ff_latency_p50_ms": ff["latency_p50_ms"],
+        "ff_latency_p99_ms": ff["latency_p99_ms"],
+        "ff_missed_cycles": ff["missed_cycles"],
+        "ff_cpu_share": ff["cpu_share"],
+        "batch_x_realtime": b["x_realtime"],
+        "rss_start_mb": mem["rss_start_mb"],
+        "rss_end_mb": mem["rss_end_mb"],
+        "details": results,
+    }
+    write_json(args.json, summary)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``bench`` to the command line."""
+    p = sub.add_parser("bench", help="measure regressor cost, refit rate, feedforward latency, throughput, memory")
+    p.add_argument("--quick", action="store_true", help="short runs (about a minute in all)")
+    p.add_argument("--ff-seconds", type=float, default=60.0, help="feedforward latency run length [s] (default 60)")
+    p.add_argument(
+        "--sim-seconds", type=float, default=600.0, help="simulated seconds for the memory run (default 600)"
+    )
+    p.add_argument("--json", help="write the figures to this JSON file")
+    p.set_defaults(func=cmd_bench)
