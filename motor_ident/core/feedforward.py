@@ -67,7 +67,7 @@ def saturate(tau: ArrayLike, previous: ArrayLike, config: FeedforwardConfig, dt:
     tau = np.asarray(tau, dtype=float)
     prev = np.asarray(previous, dtype=float)
     out = np.where(np.isfinite(tau), tau, prev)
-    step = config.rate_limit * max(dt, 0.0)
+    step = np.where(np.isinf(config.rate_limit), np.inf, config.rate_limit * max(dt, 0.0))  # inf * 0 is NaN
     out = np.clip(out, prev - step, prev + step)
     return np.clip(out, -config.effort_limit, config.effort_limit)
 

@@ -117,7 +117,13 @@ class RobotModel:
             if not block[0] > 0.0:
                 raise ModelError(f"body {self.body_names[k]!r}: mass {block[0]!r} is not positive")
             model.inertias[self._joint_id(name)] = pin.Inertia.FromDynamicParameters(block)
-        return _replace_model(self, model)
+        return self.with_pinocchio_model(model)
+
+    def with_pinocchio_model(self, model: pin.Model) -> RobotModel:
+        """A copy holding another pinocchio model of the same joints (e.g. with a payload)."""
+        from dataclasses import replace
+
+        return replace(self, model=model)
 
     def with_rotor_inertia(self, rotor_inertia: ArrayLike) -> RobotModel:
         """A copy with new motor-side rotor inertias (n,) [kg m^2]."""
@@ -137,19 +143,6 @@ class RobotModel:
 
     def _joint_id(self, name: str) -> int:
         return int(self.model.getJointId(name))
-
-
-def _replace_model(robot: RobotModel, model: pin.Model) -> RobotModel:
-    return RobotModel(
-        model=model,
-        joint_names=robot.joint_names,
-        body_names=robot.body_names,
-        gear_ratio=robot.gear_ratio,
-        rotor_inertia=robot.rotor_inertia,
-        q_index=robot.q_index,
-        v_index=robot.v_index,
-        continuous=robot.continuous,
-    )
 
 
 def _per_joint(values: ArrayLike | None, n: int, key: str, default: float = 0.0) -> FloatArray:

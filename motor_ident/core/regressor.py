@@ -185,6 +185,11 @@ class Regressor:
         return self.layout.n_parameters
 
     @property
+    def has_reflected_inertia(self) -> bool:
+        """True when theta holds one rho^2 I_m per joint."""
+        return self.layout.reflected_inertia.stop > self.layout.reflected_inertia.start
+
+    @property
     def names(self) -> tuple[str, ...]:
         """Parameter names, length `n_parameters`."""
         return self.layout.names
@@ -216,7 +221,7 @@ class Regressor:
             Y[:, :, : 10 * n] = raw
         else:
             Y[:, :, : 10 * n] = raw[:, self._rows_idx, self._cols_idx]
-        if self.layout.reflected_inertia.stop > self.layout.reflected_inertia.start:
+        if self.has_reflected_inertia:
             joints = np.arange(n)
             Y[:, joints, 10 * n + joints] = a
         for shape, joints, cols in self._friction_groups:
@@ -262,7 +267,7 @@ class Regressor:
         robot = self.robot if robot is None else robot
         theta = np.zeros(self.n_parameters)
         theta[self.layout.inertial] = robot.inertial_parameters()
-        if self.layout.reflected_inertia.stop > self.layout.reflected_inertia.start:
+        if self.has_reflected_inertia:
             theta[self.layout.reflected_inertia] = robot.reflected_inertia
         if friction is not None:
             if len(friction) != robot.n:

@@ -69,6 +69,9 @@ class FeedforwardNode(Node):
             ),
         )
         self.state_timeout = declare(self, "state_timeout", 0.1, "joint_states older than this (wall) are stale [s]")
+        self.clock_reset_threshold = declare(
+            self, "clock_reset_threshold", 0.5, "a state stamped this much before the last one means a clock reset [s]"
+        )
         self.base = structural_base_parameters(regressor)
         self.law = ComputedTorque(regressor, self.base, ff_config)
         self.theta = self.base.to_base(config.nominal_parameters(regressor))
@@ -139,7 +142,13 @@ class FeedforwardNode(Node):
             return
         q, qd = arrays
         t = stamp_to_seconds(msg.header.stamp)
-        dt = 0.001 if self.last_state_time is None or t <= self.last_state_time else t - self.last_state_time
+        if self.last_state_time is not None and t <= self.last_state_time:
+            if self.last_state_time - t < self.clock_reset_threshold:
+                self.rejected += 1  # duplicate or out-of-order sample: the newer one was answered
+                return
+            self.get_logger().warning(f"clock went back from {self.last_state_time:.3f} to {t:.3f} s: restarting")
+            self.last_state_time = None
+        dt = 0.001 if self.last_state_time is None else t - self.last_state_time
         self.last_state_time, self.last_state_wall, self.last_q = t, time.monotonic(), q
         ref = self.reference.sample(t)
         if ref is None:

@@ -131,6 +131,27 @@ class SimulatedRobot:
         self.tau_command[:] = 0.0
         self.pwm_command = None
 
+    def add_payload(self, mass: float, com: ArrayLike, *, joint: int = -1) -> None:
+        """Rigidly attach a point mass [kg] at ``com`` (3,) [m] in the frame of ``joint``'s body.
+
+        Models a payload picked up mid-run; `truth` follows.
+        """
+        import pinocchio as pin
+
+        name = self.robot.joint_names[joint]
+        model = self.robot.model.copy()
+        jid = model.getJointId(name)
+        model.inertias[jid] = model.inertias[jid] + pin.Inertia(
+            float(mass), np.asarray(com, dtype=float), np.zeros((3, 3))
+        )
+        friction = [self.truth[s] for s in self.regressor.layout.friction]
+        self.robot = self.robot.with_pinocchio_model(model)
+        self.regressor = Regressor(
+            self.robot, self.regressor.friction, reflected_inertia=self.regressor.has_reflected_inertia
+        )
+        self.truth = self.regressor.parameters(friction=friction)
+        self._data = self.robot.create_data()
+
     def set_effort(self, tau: ArrayLike) -> None:
         """Command joint torques (n,) [N m]; non-finite entries are ignored (previous value kept)."""
         tau = np.asarray(tau, dtype=float)

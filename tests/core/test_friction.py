@@ -69,7 +69,7 @@ def test_fit_recovers_parameters(shape: FrictionShape) -> None:
     assert_allclose(fit_friction(v, tau, shape), truth, rtol=0.05, atol=0.02)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=2500, deadline=None)
 @given(
     v=st.lists(st.floats(-20.0, 20.0, allow_nan=False), min_size=1, max_size=20),
     fc=st.floats(0.0, 5.0),

@@ -25,7 +25,7 @@ def _batch_weighted(Y: np.ndarray, tau: np.ndarray, forgetting: float) -> np.nda
     return ols(Y * w[:, None, None], tau * w[:, None]).theta
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     window=st.integers(5, 40),
     steps=st.integers(1, 150),

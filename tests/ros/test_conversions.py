@@ -20,7 +20,7 @@ from motor_ident.ros.conversions import (
 JOINTS = ("a", "b", "c", "d")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=3000, deadline=None)
 @given(
     perm=st.permutations(range(6)),
     values=st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=18, max_size=18),
