@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "motor_ident.commands.synth",
     "motor_ident.commands.demo",
     "motor_ident.commands.bench",
+    "motor_ident.commands.soak",
 )
 
 

@@ -1,0 +1,69 @@
+"""``motor-ident soak``: a long run of a scenario's nodes over DDS, watching memory and cycles.
+
+Runs the scenario (lockstep: as fast as the machine allows) for ``--duration`` simulated seconds
+and reports resident memory over time, states published vs commands answered (a dropped control
+cycle is a state without a command), non-finite commands and samples the identifier dropped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from motor_ident.commands.common import write_json
+
+
+def cmd_soak(args: argparse.Namespace) -> int:
+    """Run the soak and print its figures."""
+    from rich.console import Console
+
+    from motor_ident.commands.bench import _rss_mb
+    from motor_ident.ros.runner import run_scenario
+
+    console = Console()
+    rss: list[tuple[float, float]] = []
+    last = [0.0]
+
+    def progress(result: Any) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 5.0:
+            last[0] = now
+            rss.append((result.sim_time, _rss_mb()))
+            console.print(f"t = {result.sim_time:7.1f} / {args.duration:g} s  RSS {rss[-1][1]:.0f} MB", highlight=False)
+
+    start_rss = _rss_mb()
+    result = run_scenario(
+        args.scenario, duration=args.duration, lockstep=True, progress=progress, wall_timeout=args.duration * 10 + 60
+    )
+    rec = result.recording
+    # Memory after the first minute of simulated time vs the end: start-up caches are excluded.
+    settled = [m for t, m in rss if t >= min(60.0, args.duration / 4)] or [start_rss]
+    summary = {
+        "scenario": result.scenario,
+        "sim_time_s": result.sim_time,
+        "wall_time_s": result.wall_time,
+        "rss_start_mb": start_rss,
+        "rss_settled_mb": settled[0],
+        "rss_end_mb": _rss_mb(),
+        "rss_growth_after_settling_mb": _rss_mb() - settled[0],
+        "states": len(rec.state),
+        "commands": rec.commands,
+        "dropped_control_cycles": max(len(rec.state) - rec.commands, 0),
+        "nonfinite_commands": rec.nonfinite_commands,
+        "identifier_dropped_samples": result.identifier_summary["dropped_samples"],
+        "gate_open_at_end": result.identifier_summary["gate_open"],
+        "rss_samples": rss,
+    }
+    console.print({k: v for k, v in summary.items() if k != "rss_samples"})
+    write_json(args.json, summary)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``soak`` to the command line."""
+    p = sub.add_parser("soak", help="long scenario run over DDS: memory, dropped cycles, non-finite commands")
+    p.add_argument("--scenario", default="valkyrie_arm", help="scenario (default valkyrie_arm)")
+    p.add_argument("--duration", type=float, default=600.0, help="simulated seconds (default 600)")
+    p.add_argument("--json", help="write the figures to this JSON file")
+    p.set_defaults(func=cmd_soak)
