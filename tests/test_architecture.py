@@ -36,3 +36,14 @@ def test_the_checker_catches_ros_imports(tmp_path: Path) -> None:
     """The import check itself flags rclpy and message packages."""
     assert _is_ros("rclpy.node") and _is_ros("sensor_msgs.msg") and _is_ros("std_srvs.srv")
     assert not _is_ros("numpy") and not _is_ros("pinocchio")
+
+
+def test_files_are_read_safely() -> None:
+    """No pickle, no eval/exec of user input, YAML only through safe_load, NPZ without pickles."""
+    offenders = []
+    for path in sorted((REPO / "motor_ident").rglob("*.py")):
+        text = path.read_text()
+        for pattern in ("import pickle", "pickle.load", "yaml.load(", "eval(", "exec(", "allow_pickle=True"):
+            if pattern in text:
+                offenders.append(f"{path.relative_to(REPO)}: {pattern}")
+    assert not offenders, offenders

@@ -71,3 +71,27 @@ def test_nan_state_is_dropped_and_command_stays_finite(node) -> None:
     _state(node, 1.1, np.array([0.3, 0.2, 0.1, 1.0]), np.zeros(4))
     assert np.all(np.isfinite(node.previous))
     assert np.all(np.abs(node.previous) <= node.law.config.effort_limit)
+
+
+def test_out_of_order_state_is_dropped_and_clock_reset_restarts(node) -> None:
+    """An older or duplicate stamp is dropped; a jump back by more than the threshold restarts."""
+    q = np.array([0.1, 0.2, 0.3, 0.4])
+    _state(node, 10.0, q, np.zeros(4))
+    sent = node.commands_published
+    _state(node, 9.9, q, np.zeros(4))
+    _state(node, 10.0, q, np.zeros(4))
+    assert node.rejected == 2 and node.commands_published == sent
+    _state(node, 1.0, q, np.zeros(4))  # simulator reset / bag loop
+    assert node.commands_published == sent + 1 and node.last_state_time == 1.0
+
+
+def test_recovers_when_state_returns(node) -> None:
+    """After a stale period the next state brings the node back to its normal output."""
+    q = np.array([0.3, -0.2, 0.5, 1.0])
+    node.reference.set(np.array([0.0, 5.0]), np.stack([q, q]), np.zeros((2, 4)), np.zeros((2, 4)))
+    _state(node, 1.0, q, np.zeros(4))
+    node.last_state_wall -= 10.0
+    node._watchdog()
+    assert "stale" in node.mode
+    _state(node, 1.001, q, np.zeros(4))
+    assert node.mode.startswith("tracking")
