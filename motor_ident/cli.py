@@ -22,6 +22,8 @@ COMMAND_MODULES = (
     "motor_ident.commands.demo",
     "motor_ident.commands.bench",
     "motor_ident.commands.soak",
+    "motor_ident.commands.excite",
+    "motor_ident.commands.reproduce",
 )
 
 

@@ -59,8 +59,8 @@ better scaled for finite-difference gradients) and the D-criterion as is.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from enum import Enum
 
 import numpy as np
@@ -478,23 +478,37 @@ class ExcitationProblem:
         self.h = np.concatenate(blocks_h)
 
     def feasible_scale(self, trajectory: FourierTrajectory, samples: int | None = None) -> float:
-        """Largest s such that q0 + s (q - q0), s qd, s qdd respect the limits on a fine grid.
+        """Largest s such that q0 + s (q - q0), s qd, s qdd respect the limits at every time.
 
-        ``inf`` for a trajectory that does not move; < 1 when it overshoots somewhere.
+        Evaluated on a grid of ``samples`` per period, then refined around the three tightest grid
+        points of every joint and quantity (100 points within one grid step each side), so peaks
+        between grid points are found to ~1e-8 relative. ``inf`` for a trajectory that does not
+        move; < 1 when it overshoots somewhere.
         """
         samples = self.config.check_samples if samples is None else samples
-        t = np.arange(samples) * self.period / samples
-        q, qd, qdd = trajectory.evaluate(t)
+        step = self.period / samples
+        grid = np.arange(samples) * step
+        ratios = self._limit_ratios(trajectory, grid)  # (4, N, n)
+        worst = np.argsort(ratios, axis=1)[:, :3, :]  # three tightest grid points per quantity and joint
+        centres = np.unique(grid[worst.ravel()])
+        local = (centres[:, None] + np.linspace(-step, step, 101)[None, :]).ravel()
+        return float(min(np.min(ratios), np.min(self._limit_ratios(trajectory, local))))
+
+    def _limit_ratios(self, trajectory: FourierTrajectory, times: FloatArray) -> FloatArray:
+        """Per time and joint, the factor by which the motion could grow before each limit, (4, N, n)."""
+        q, qd, qdd = trajectory.evaluate(times)
         dq = q - trajectory.q0
         lim = self.limits
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratios = [
-                np.where(dq > 0.0, (lim.position_upper - trajectory.q0) / dq, np.inf),
-                np.where(dq < 0.0, (lim.position_lower - trajectory.q0) / dq, np.inf),
-                lim.velocity / np.abs(qd),
-                lim.acceleration / np.abs(qdd),
-            ]
-        return float(min(np.nanmin(r) for r in ratios))
+            out = np.stack(
+                [
+                    np.where(dq > 0.0, (lim.position_upper - trajectory.q0) / dq, np.inf),
+                    np.where(dq < 0.0, (lim.position_lower - trajectory.q0) / dq, np.inf),
+                    lim.velocity / np.abs(qd),
+                    lim.acceleration / np.abs(qdd),
+                ]
+            )
+        return np.where(np.isnan(out), np.inf, out)
 
     def violation(self, trajectory: FourierTrajectory, samples: int | None = None) -> Violation:
         """How far ``trajectory`` exceeds each limit on a fine grid, and its boundary residuals."""
@@ -625,18 +639,38 @@ class ExcitationProblem:
         return self.fit_to_limits(self.trajectory(self.coordinates(raw)), fill)
 
 
-def baseline_trajectory(problem: ExcitationProblem, rng: np.random.Generator) -> FourierTrajectory:
-    """A random Fourier trajectory within the same limits, harmonics and boundary conditions.
+def baseline_trajectory(
+    problem: ExcitationProblem,
+    rng: np.random.Generator,
+    *,
+    velocity_amplitude: float = 1.0,
+    fill_limits: bool = False,
+) -> FourierTrajectory:
+    """A random Fourier trajectory within the same limits and harmonics, to compare an optimum with.
 
-    The reference an optimised excitation is compared with: `ExcitationProblem.random_start`
-    scaled all the way to the tightest limit (a random trajectory that uses the limits fully).
+    Args:
+        problem: gives the limits, harmonics, base frequency and q0 (mid-range).
+        rng: random generator.
+        velocity_amplitude: bound on each joint's speed of the draw [rad/s] (capped at the
+            velocity limits): `random_fourier_trajectory` as the excitation node uses it.
+        fill_limits: project the draw on the rest-to-rest coefficients and scale it until its
+            tightest limit is reached (a random trajectory that uses the limits fully) instead
+            of only shrinking it when it exceeds a limit.
     """
-    return problem.random_start(rng, fill=1.0)
+    if fill_limits:
+        return problem.random_start(rng, fill=1.0)
+    raw = random_fourier_trajectory(
+        rng,
+        n=problem.n,
+        harmonics=problem.harmonics,
+        base_frequency=problem.config.base_frequency,
+        velocity_amplitude=np.minimum(velocity_amplitude, problem.limits.velocity),
+        q0=problem.q0,
+    )
+    return raw if problem.feasible_scale(raw) >= 1.0 else problem.fit_to_limits(raw)
 
 
-def _optimise_from(
-    problem: ExcitationProblem, start: FourierTrajectory
-) -> tuple[FourierTrajectory, float, FloatArray]:
+def _optimise_from(problem: ExcitationProblem, start: FourierTrajectory) -> tuple[FourierTrajectory, float, FloatArray]:
     """One local optimisation; returns the feasible result, its criterion value and the history."""
     config = problem.config
     history = [problem.criterion_value(start)]
@@ -665,7 +699,7 @@ def _optimise_from(
             method="SLSQP",
             constraints=constraints,
             callback=record,
-            options={"maxiter": config.max_iterations, "ftol": 1e-7},
+            options={"maxiter": config.max_iterations, "ftol": 1e-6},
         )
     else:
         cons: list[scipy.optimize.LinearConstraint | scipy.optimize.NonlinearConstraint] = [
@@ -685,7 +719,8 @@ def _optimise_from(
     if problem.feasible_scale(trajectory) < 1.0:
         trajectory = problem.fit_to_limits(trajectory)
     value = problem.criterion_value(trajectory)
-    if nonlinear and np.any(torque_margin(problem.coordinates(trajectory)) < -1e-6) or not value <= history[0]:
+    outside_torque = nonlinear and bool(np.any(torque_margin(problem.coordinates(trajectory)) < -1e-6))
+    if outside_torque or not value <= history[0]:
         # The solver ended outside the torque bound or worse than it began: keep the start.
         trajectory, value = start, history[0]
     history.append(value)
@@ -730,37 +765,3 @@ def design_excitation(
         best_start=index,
         evaluations=problem.evaluations,
     )
-
-
-@dataclass(frozen=True)
-class NamedTrajectory:
-    """A trajectory with the joint names its rows belong to (what the trajectory YAML holds).
-
-    Attributes:
-        trajectory: the Fourier series.
-        joints: joint names, one per row of the coefficients.
-        metadata: free-form extra information (robot, criterion, values), JSON/YAML friendly.
-    """
-
-    trajectory: FourierTrajectory
-    joints: tuple[str, ...]
-    metadata: dict[str, object] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if len(self.joints) != self.trajectory.a.shape[0]:
-            raise ConfigError(
-                f"joints {list(self.joints)}: expected {self.trajectory.a.shape[0]} names, one per coefficient row"
-            )
-
-    def select(self, joint_names: Sequence[str]) -> FourierTrajectory:
-        """The trajectory reordered to ``joint_names`` (each must be present).
-
-        Raises:
-            ConfigError: a requested joint is not in the trajectory.
-        """
-        missing = [j for j in joint_names if j not in self.joints]
-        if missing:
-            raise ConfigError(f"joints {missing} are not in the trajectory's joints {list(self.joints)}")
-        idx = [self.joints.index(j) for j in joint_names]
-        t = self.trajectory
-        return FourierTrajectory(a=t.a[idx], b=t.b[idx], q0=t.q0[idx], base_frequency=t.base_frequency)

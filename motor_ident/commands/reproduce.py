@@ -1,0 +1,72 @@
+"""``motor-ident reproduce <paper>``: a paper's published result side by side with ours."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from motor_ident.commands.common import write_json
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    """Run a paper's reproduction, print its table, write JSON / table files; exit 1 if a check fails."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from motor_ident.errors import ConfigError
+    from motor_ident.io.data import atomic_write
+    from motor_ident.reproduce import ReproduceOptions, reproduction
+
+    run = reproduction(args.paper)
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+    ) as bar:
+        tasks: dict[str, object] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done)  # type: ignore[arg-type]
+
+        result = run(
+            ReproduceOptions(
+                runs=args.runs,
+                seed=args.seed,
+                starts=args.starts,
+                trajectory=None if args.trajectory is None else Path(args.trajectory),
+                progress=progress,
+            )
+        )
+    print(result.text())
+    print(f"\n{'PASSED' if result.passed else 'FAILED'}")
+    if args.out:
+        out = Path(args.out)
+        if out.suffix.lower() == ".csv":
+            text = result.csv()
+        elif out.suffix.lower() in (".md", ".markdown"):
+            text = result.markdown()
+        else:
+            raise ConfigError(f"--out {args.out}: expected a .csv or .md file")
+        atomic_write(out, lambda tmp: tmp.write_text(text))
+        print(f"table written to {out}")
+    write_json(args.json, result.to_json())
+    return 0 if result.passed else 1
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``reproduce`` to the command line."""
+    from motor_ident.reproduce import REPRODUCTIONS
+
+    p = sub.add_parser("reproduce", help="a paper's result side by side with ours")
+    p.add_argument("paper", choices=sorted(REPRODUCTIONS), help="which paper")
+    p.add_argument("--runs", type=int, default=100, help="Monte Carlo runs (default 100)")
+    p.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
+    p.add_argument("--starts", type=int, default=4, help="random starts of the excitation optimisation (default 4)")
+    p.add_argument("--trajectory", help="use this excitation YAML (from motor-ident excite) instead of optimising")
+    p.add_argument("--out", help="write the table to this .csv or .md file")
+    p.add_argument("--json", help="write rows, passed and details to this JSON file")
+    p.set_defaults(func=cmd_reproduce)
