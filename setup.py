@@ -30,7 +30,17 @@ setup(
     ],
     python_requires=">=3.10",
     # Versions are pinned for reproducible installs in requirements/lock.txt; here only the floor.
-    install_requires=["numpy>=1.24", "scipy>=1.10", "PyYAML>=6.0", "matplotlib>=3.7", "rich>=13"],
+    install_requires=[
+        "numpy>=1.24",
+        "scipy>=1.10",
+        "PyYAML>=6.0",
+        "matplotlib>=3.7",
+        "rich>=13",
+        "rosbags>=0.10",  # rosbag2 (MCAP, sqlite3) without ROS
+        "cvxpy>=1.5",  # physically consistent identification (SDP)
+        "clarabel>=0.9",  # open conic solver behind cvxpy
+        "gmr>=1.6",  # Gaussian mixture regression of the deformation residual
+    ],
     extras_require={
         # pinocchio and the ROS 2 wheels: left out when a sourced ROS 2 / conda provides them.
         "pinocchio": ["pin>=3.0"],
@@ -44,7 +54,7 @@ setup(
             "ros-std-srvs",
             "ros-rmw-fastrtps-cpp",
         ],
-        "test": ["pytest>=8", "hypothesis>=6", "pytest-benchmark>=4", "ruff>=0.5"],
+        "test": ["pytest>=8", "hypothesis>=6", "pytest-benchmark>=4", "ruff>=0.5", "pyinstrument>=4"],
     },
     zip_safe=True,
     maintainer="motor_ident maintainers",

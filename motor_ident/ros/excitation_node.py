@@ -6,7 +6,8 @@ stamped in absolute time: the feedforward node's ``~/reference`` by default, or 
 joint_trajectory_controller's ``~/joint_trajectory`` (set ``output_topic``). The trajectory starts
 from the robot's position at rest and is blended in over ``ramp_time`` (`ramp_in`).
 
-The trajectory is a random finite Fourier series (seeded) within the URDF's position limits.
+The trajectory is an optimised one from ``motor-ident excite`` (``trajectory_file``) or a random
+finite Fourier series (seeded) around the middle of the URDF's position limits.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from motor_ident.core.excitation import ramp_in, random_fourier_trajectory
+from motor_ident.errors import ConfigError, MotorIdentError
+from motor_ident.io.trajectory import load_trajectory
 from motor_ident.ros.common import STATE_QOS, declare, robot_from_parameters, run_node
 from motor_ident.ros.conversions import JointIndex, joint_state_arrays, seconds_to_stamp, stamp_to_seconds
 
@@ -34,14 +37,27 @@ class ExcitationNode(Node):
         upper = robot.model.upperPositionLimit[robot.q_index]
         finite = np.isfinite(lower) & np.isfinite(upper) & (upper > lower)
         centre = np.where(finite, 0.5 * (lower + upper), 0.0)
-        self.trajectory = random_fourier_trajectory(
-            np.random.default_rng(declare(self, "seed", 3, "seed of the random Fourier coefficients")),
-            n=robot.n,
-            harmonics=declare(self, "harmonics", 5, "harmonics of the Fourier series"),
-            base_frequency=declare(self, "base_frequency", 0.2, "fundamental frequency [Hz]"),
-            velocity_amplitude=declare(self, "velocity_amplitude", 1.2, "bound on each joint's speed [rad/s]"),
-            q0=centre,
+        trajectory_file = declare(
+            self, "trajectory_file", "", "optimised trajectory from motor-ident excite ('' = random)"
         )
+        seed = declare(self, "seed", 3, "seed of the random Fourier coefficients")
+        harmonics = declare(self, "harmonics", 5, "harmonics of the Fourier series")
+        base_frequency = declare(self, "base_frequency", 0.2, "fundamental frequency [Hz]")
+        amplitude = declare(self, "velocity_amplitude", 1.2, "bound on each joint's speed [rad/s]")
+        if trajectory_file:
+            try:
+                self.trajectory = load_trajectory(trajectory_file).select(self.joints)
+            except MotorIdentError as exc:
+                raise ConfigError(f"parameter trajectory_file = {trajectory_file!r}: {exc}") from None
+        else:
+            self.trajectory = random_fourier_trajectory(
+                np.random.default_rng(seed),
+                n=robot.n,
+                harmonics=harmonics,
+                base_frequency=base_frequency,
+                velocity_amplitude=amplitude,
+                q0=centre,
+            )
         self.horizon = declare(self, "horizon", 0.5, "seconds of trajectory per message")
         self.spacing = declare(self, "spacing", 0.01, "time between trajectory points [s]")
         self.publish_period = declare(self, "publish_period", 0.1, "time between messages [s]")
