@@ -14,8 +14,14 @@ FloatArray = NDArray[np.float64]
 
 @dataclass
 class Recording:
-    """Time series the `Recorder` collected (lists of (time, array) appended in arrival order)."""
+    """Time series the `Recorder` collected (lists of (time, array) appended in arrival order).
 
+    With ``keep_series`` False (long runs) only the counters grow: ``states``, ``commands``,
+    ``nonfinite_commands``; the lists stay empty except ``gate``, which changes rarely.
+    """
+
+    keep_series: bool = True
+    states: int = 0
     state: list[tuple[float, FloatArray, FloatArray]] = field(default_factory=list)  # t, q, effort
     predicted: list[tuple[float, FloatArray]] = field(default_factory=list)
     tracking_error: list[tuple[float, FloatArray]] = field(default_factory=list)

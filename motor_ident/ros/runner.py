@@ -48,10 +48,10 @@ def scenario_file(name_or_path: str | Path) -> Path:
 class Recorder(Node):
     """Listens to the scenario's topics over DDS and keeps what the demo reports and plots."""
 
-    def __init__(self, joints: tuple[str, ...], **kwargs: object) -> None:
+    def __init__(self, joints: tuple[str, ...], *, keep_series: bool = True, **kwargs: object) -> None:
         super().__init__("motor_ident_recorder", **kwargs)  # type: ignore[arg-type]
         self.joints = joints
-        self.data = Recording()
+        self.data = Recording(keep_series=keep_series)
         self.sim_time = 0.0
         self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
         self.create_subscription(JointState, "identifier/predicted_effort", self._on_predicted, 10)
@@ -62,16 +62,21 @@ class Recorder(Node):
 
     def _on_state(self, msg: JointState) -> None:
         self.sim_time = stamp_to_seconds(msg.header.stamp)
-        self.data.state.append((self.sim_time, np.asarray(msg.position), np.asarray(msg.effort)))
+        self.data.states += 1
+        if self.data.keep_series:
+            self.data.state.append((self.sim_time, np.asarray(msg.position), np.asarray(msg.effort)))
 
     def _on_predicted(self, msg: JointState) -> None:
-        self.data.predicted.append((stamp_to_seconds(msg.header.stamp), np.asarray(msg.effort)))
+        if self.data.keep_series:
+            self.data.predicted.append((stamp_to_seconds(msg.header.stamp), np.asarray(msg.effort)))
 
     def _on_error(self, msg: Float64MultiArray) -> None:
-        self.data.tracking_error.append((self.sim_time, np.asarray(msg.data)))
+        if self.data.keep_series:
+            self.data.tracking_error.append((self.sim_time, np.asarray(msg.data)))
 
     def _on_r2(self, msg: Float64MultiArray) -> None:
-        self.data.r2.append((self.sim_time, np.asarray(msg.data)))
+        if self.data.keep_series:
+            self.data.r2.append((self.sim_time, np.asarray(msg.data)))
 
     def _on_gate(self, msg: Bool) -> None:
         self.data.gate.append((self.sim_time, bool(msg.data)))
@@ -95,6 +100,7 @@ def run_scenario(
     overrides: dict[str, dict[str, object]] | None = None,
     progress: Callable[[RunResult], None] | None = None,
     wall_timeout: float | None = None,
+    keep_series: bool = True,
 ) -> RunResult:
     """Run a scenario's nodes in this process until ``duration`` seconds of simulated time.
 
@@ -105,6 +111,7 @@ def run_scenario(
         overrides: extra parameters per node name, e.g. ``{"identifier": {"window": 300}}``.
         progress: called about twice a second with the partial result.
         wall_timeout: stop after this many wall seconds anyway (default: 20 x duration + 30).
+        keep_series: keep every sample for plots; False keeps only counters (long runs, flat memory).
 
     Raises:
         ConfigError: a parameter is invalid (the node refused to start; the message names it).
@@ -137,7 +144,7 @@ def run_scenario(
         identifier = make(IdentifierNode, "identifier")
         make(FeedforwardNode, "feedforward")
         make(ExcitationNode, "excitation")
-        recorder = Recorder(tuple(sim.joint_names), context=context)  # type: ignore[attr-defined]
+        recorder = Recorder(tuple(sim.joint_names), keep_series=keep_series, context=context)  # type: ignore[attr-defined]
         nodes.append(recorder)
         executor = EventsExecutor(context=context)
         for node in nodes:
