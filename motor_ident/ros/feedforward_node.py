@@ -157,9 +157,9 @@ class FeedforwardNode(Node):
             return
         self.mode = f"tracking ({self.model_source} model)"
         q_ref, qd_ref, qdd_ref = ref
-        self.tracking_error = q_ref - q
-        self.error_pub.publish(make_array(self.tracking_error))
         self._send(self.law.command(q, qd, q_ref, qd_ref, qdd_ref, self.theta), dt)
+        self.tracking_error = q_ref - q  # monitoring after the command: off the latency path
+        self.error_pub.publish(make_array(self.tracking_error))
 
     def _safe(self, q: np.ndarray) -> np.ndarray:
         if self.law.config.safe_mode == "gravity":
