@@ -344,9 +344,9 @@ class IdentifierConfig:
 class OnlineIdentifier:
     """Samples in, gated model out: the logic of the ``identifier`` node, free of ROS.
 
-    Each accepted sample goes through: decimation -> acceleration from EMA-filtered velocity
-    (seed 001) -> a delay line that holds q, qd and tau back by the filter's lag so all four
-    describe the same instant -> base regressor row -> sliding window. Every
+    Each accepted sample goes through: acceleration from EMA-filtered velocity (seed 001) -> a
+    delay line that holds q, qd and tau back by the filter's lag so all four describe the same
+    instant -> decimation -> base regressor row -> sliding window. Every
     ``refit_every`` samples the window is solved and the gate updated. A timestamp that does not
     increase resets everything (bag loop, simulator reset).
     """
@@ -420,16 +420,15 @@ class OnlineIdentifier:
         dt_in = None if self.last_time is None else t - self.last_time
         self.last_time = t
         self.samples_seen += 1
-        if (self.samples_seen - 1) % self.config.decimation:
-            return True
+        # Filter and delay at the input rate, decimate afterwards: differentiating a decimated
+        # velocity (seed 001 refit at 3 Hz) would alias and lag far more than the filter itself.
         _, qdd_f = self.filter.update(t, qd)
         if self._delay is None and dt_in is not None:
-            lag = self.filter.delay(dt_in * self.config.decimation) / (dt_in * self.config.decimation)
-            self._delay = DelayLine(3 * q.size, int(round(lag)))
+            self._delay = DelayLine(3 * q.size, int(round(self.filter.delay(dt_in) / dt_in)))
         if self._delay is None:
             return True
         aligned = self._delay.push(np.concatenate([q, qd, tau]))
-        if aligned is None:
+        if aligned is None or (self.samples_seen - 1) % self.config.decimation:
             return True
         n = q.size
         Y = self.regressor.rows(aligned[:n], aligned[n : 2 * n], qdd_f, out=self._Y)[0]
