@@ -19,6 +19,7 @@ from motor_ident.errors import ConfigError
 
 # paper name -> "module:function"
 REPRODUCTIONS: dict[str, str] = {
+    "kolathaya": "motor_ident.reproduce.kolathaya:reproduce",
     "szabo": "motor_ident.reproduce.szabo:reproduce",
 }
 
