@@ -23,6 +23,7 @@ from motor_ident.core.identification import structural_base_parameters
 from motor_ident.core.online import GateConfig, IdentifierConfig, OnlineIdentifier
 from motor_ident.errors import ConfigError
 from motor_ident.io.robot_config import config_directories, load_robot_config
+from motor_ident.io.trajectory import load_trajectory
 from motor_ident.sim.plant import Measurement, PlantConfig, SimulatedRobot
 
 FloatArray = NDArray[np.float64]
@@ -109,14 +110,17 @@ def build_closed_loop(scenario: str | Path, overrides: dict[str, dict[str, Any]]
             safe_mode=ff_p.get("safe_mode", "gravity"),
         ),
     )
-    excitation = random_fourier_trajectory(
-        np.random.default_rng(int(ex_p.get("seed", 3))),
-        n=n,
-        harmonics=int(ex_p.get("harmonics", 5)),
-        base_frequency=float(ex_p.get("base_frequency", 0.2)),
-        velocity_amplitude=float(ex_p.get("velocity_amplitude", 1.2)),
-        q0=sim.q.copy(),
-    )
+    if ex_p.get("trajectory_file"):  # an optimised trajectory from motor-ident excite, as the node plays it
+        excitation = load_trajectory(ex_p["trajectory_file"]).select(robot.joint_names)
+    else:
+        excitation = random_fourier_trajectory(
+            np.random.default_rng(int(ex_p.get("seed", 3))),
+            n=n,
+            harmonics=int(ex_p.get("harmonics", 5)),
+            base_frequency=float(ex_p.get("base_frequency", 0.2)),
+            velocity_amplitude=float(ex_p.get("velocity_amplitude", 1.2)),
+            q0=sim.q.copy(),
+        )
     return ClosedLoop(
         sim=sim,
         identifier=identifier,

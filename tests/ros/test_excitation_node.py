@@ -82,3 +82,15 @@ def test_a_missing_file_is_refused(tmp_path) -> None:
     """A path that does not exist is a configuration error, not a crash."""
     with pytest.raises(ConfigError, match="trajectory_file"):
         _make_node(str(tmp_path / "nope.yaml"))
+
+
+def test_the_ros_free_closed_loop_plays_the_same_file(tmp_path) -> None:
+    """``excitation.trajectory_file`` of a scenario means the same to the runner without DDS."""
+    from motor_ident.sim.closed_loop import build_closed_loop
+
+    trajectory = random_fourier_trajectory(np.random.default_rng(1), n=4, harmonics=2, base_frequency=0.3)
+    path = tmp_path / "traj.yaml"
+    save_trajectory(path, NamedTrajectory(trajectory, joints=tuple(JOINTS)))
+    loop = build_closed_loop("valkyrie_arm", {"excitation": {"trajectory_file": str(path)}})
+    np.testing.assert_array_equal(loop.excitation.a, trajectory.a)
+    np.testing.assert_array_equal(loop.excitation.q0, trajectory.q0)
