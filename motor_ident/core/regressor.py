@@ -165,6 +165,15 @@ class Regressor:
             np.array_equal(robot.v_index, np.arange(n)) and np.array_equal(self._columns, np.arange(10 * n))
         )
         self._raw = np.zeros((0, robot.model.nv, 10 * (robot.model.njoints - 1)))
+        # Our joint order is pinocchio's and every joint is 1-DoF: batches go to pinocchio as they are.
+        self._pin_order = bool(
+            robot.model.nq == robot.model.nv == n
+            and not robot.continuous.any()
+            and np.array_equal(robot.q_index, np.arange(n))
+            and np.array_equal(robot.v_index, np.arange(n))
+        )
+        self._joint_range = np.arange(n)
+        self._reflected_cols = 10 * n + self._joint_range
         # Joints sharing a friction shape are evaluated in one vectorised call.
         groups: dict[FrictionShape, list[int]] = {}
         for j, shape in enumerate(self.friction):
@@ -174,6 +183,7 @@ class Regressor:
             (
                 shape,
                 np.asarray(joints),
+                np.asarray(joints)[:, None],
                 np.array([np.arange(slices[j].start, slices[j].stop) for j in joints]),
             )
             for shape, joints in groups.items()
@@ -212,21 +222,24 @@ class Regressor:
         Y = np.zeros((N, n, self.n_parameters)) if out is None else out
         if out is not None:
             Y.fill(0.0)
-        qp, vp, ap = robot_batch_to_pin(self.robot, q, v, a)
-        model, data = self._rigid_model, self._data
-        raw = self._raw_buffer(N)
-        for k in range(N):
-            raw[k] = pin.computeJointTorqueRegressor(model, data, qp[k], vp[k], ap[k])
-        if self._identity:
-            Y[:, :, : 10 * n] = raw
+        if self._pin_order:
+            qp, vp, ap = (np.ascontiguousarray(x) for x in (q, v, a))
         else:
+            qp, vp, ap = robot_batch_to_pin(self.robot, q, v, a)
+        model, data = self._rigid_model, self._data
+        if self._identity:  # pinocchio's columns are ours: write straight into Y
+            for k in range(N):
+                Y[k, :, : 10 * n] = pin.computeJointTorqueRegressor(model, data, qp[k], vp[k], ap[k])
+        else:
+            raw = self._raw_buffer(N)
+            for k in range(N):
+                raw[k] = pin.computeJointTorqueRegressor(model, data, qp[k], vp[k], ap[k])
             Y[:, :, : 10 * n] = raw[:, self._rows_idx, self._cols_idx]
         if self.has_reflected_inertia:
-            joints = np.arange(n)
-            Y[:, joints, 10 * n + joints] = a
-        for shape, joints, cols in self._friction_groups:
+            Y[:, self._joint_range, self._reflected_cols] = a
+        for shape, joints, rows, cols in self._friction_groups:
             F = friction_regressor(v[:, joints].ravel(), shape)
-            Y[:, joints[:, None], cols] = F.reshape(N, joints.size, -1)
+            Y[:, rows, cols] = F.reshape(N, joints.size, -1)
         return Y
 
     def _raw_buffer(self, N: int) -> FloatArray:
@@ -248,7 +261,7 @@ class Regressor:
         flat = np.atleast_2d(v)
         theta = np.asarray(theta, dtype=float)
         out = np.zeros_like(flat)
-        for shape, joints, cols in self._friction_groups:
+        for shape, joints, _, cols in self._friction_groups:
             F = friction_regressor(flat[:, joints].ravel(), shape).reshape(flat.shape[0], joints.size, -1)
             out[:, joints] = np.einsum("nkm,km->nk", F, theta[cols])
         return out.reshape(v.shape)
