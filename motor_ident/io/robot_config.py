@@ -16,6 +16,20 @@ Schema (see ``config/valkyrie_arm.yaml`` for a commented example)::
           friction: {kind: stribeck}      # overrides the default model
           friction_values: [1.0, 0.3]     # nominal values in the model's parameter order
           motor: {k_pwm: 40.0, tau_0: 0.0, back_emf: 0.0, duty_limit: 1.0}
+      couplings:                          # optional: joints driven together through a differential
+        waist:                            # group name
+          joints: [j1, j2]                # rows of T
+          motors: [m1, m2]                # columns of T; one motor per joint
+          coupling: [[0.5, 0.5], [0.5, -0.5]]   # T: qd_joint = T qd_motor (gearbox outputs) [-]
+          max_condition: 100.0            # refuse a T with a larger 2-norm condition number
+          motor_parameters:               # per motor, the keys of joint_parameters
+            m1: {gear_ratio: 100.0, rotor_inertia: 1.0e-5, friction_values: [1.0, 0.3],
+                 motor: {k_pwm: 40.0}}
+
+A coupled joint's reflected rotor inertia is the full matrix T^-T diag(rho^2 I) T^-1 (see
+`motor_ident.core.transmission`), so ``rotor_inertia`` belongs to the group's motors and a
+coupled joint may not set its own (pinocchio's armature is per joint). Friction and motor values
+under ``motor_parameters`` are those of each motor's chain, expressed at its gearbox output.
 
 `load_robot_config` accepts a path to such a file or the name of a config shipped with
 motor_ident (``valkyrie_arm``, ``szabo_3dof``, ...).
@@ -37,6 +51,7 @@ from motor_ident.core.friction import FrictionShape
 from motor_ident.core.model import RobotModel, load_robot_model
 from motor_ident.core.motor import MotorParameters
 from motor_ident.core.regressor import Regressor
+from motor_ident.core.transmission import Transmission, TransmissionGroup, build_transmission
 from motor_ident.errors import ConfigError
 
 FloatArray = NDArray[np.float64]
@@ -54,6 +69,14 @@ class JointConfig:
 
 
 @dataclass(frozen=True)
+class CouplingConfig:
+    """One ``couplings:`` entry: the transmission group and the drive data of each of its motors."""
+
+    group: TransmissionGroup
+    motor_parameters: tuple[JointConfig, ...]
+
+
+@dataclass(frozen=True)
 class RobotConfig:
     """A robot motor_ident can identify: URDF, joint order, gravity and per-joint drive data."""
 
@@ -64,6 +87,30 @@ class RobotConfig:
     joint_parameters: tuple[JointConfig, ...]
     reflected_inertia: bool = True
     source: Path | None = None
+    couplings: tuple[CouplingConfig, ...] = ()
+
+    def build_transmission(self) -> Transmission:
+        """Every joint with its motor(s): the coupled groups plus one motor per other joint."""
+        return build_transmission(
+            self.joints,
+            [c.group for c in self.couplings],
+            gear_ratio=[j.gear_ratio for j in self.joint_parameters],
+            rotor_inertia=[j.rotor_inertia for j in self.joint_parameters],
+        )
+
+    def motor_drives(self) -> tuple[JointConfig, ...]:
+        """Drive data per motor, in the order of ``build_transmission().motors``.
+
+        An uncoupled joint's motor carries the joint's own ``joint_parameters`` entry.
+        """
+        by_motor: dict[str, JointConfig] = {}
+        for coupling in self.couplings:
+            by_motor.update(zip(coupling.group.motors, coupling.motor_parameters))
+        coupled_joints = {j for c in self.couplings for j in c.group.joints}
+        for joint, drive in zip(self.joints, self.joint_parameters):
+            if joint not in coupled_joints:
+                by_motor[joint] = drive  # an uncoupled joint's motor is named after the joint
+        return tuple(by_motor[m] for m in self.build_transmission().motors)
 
     def build_model(self) -> RobotModel:
         """The `RobotModel` of the URDF reduced to ``joints``, with gear ratios and rotor inertias."""
@@ -207,7 +254,7 @@ def robot_config_from_dict(
     """Validate a parsed ``robot:`` mapping into a `RobotConfig` (paths relative to ``base_dir``)."""
     if not isinstance(raw, Mapping):
         raise ConfigError(f"robot = {raw!r}: expected a mapping")
-    allowed = {"name", "urdf", "joints", "gravity", "friction", "joint_parameters", "reflected_inertia"}
+    allowed = {"name", "urdf", "joints", "gravity", "friction", "joint_parameters", "reflected_inertia", "couplings"}
     unknown = set(raw) - allowed
     if unknown:
         raise ConfigError(f"robot: unknown keys {sorted(unknown)}; allowed {sorted(allowed)}")
@@ -236,7 +283,8 @@ def robot_config_from_dict(
     joint_parameters = tuple(
         _joint_config(per_joint.get(j), f"robot.joint_parameters.{j}", default_friction) for j in joints
     )
-    return RobotConfig(
+    couplings = _couplings(raw.get("couplings"), tuple(joints), joint_parameters, default_friction)
+    config = RobotConfig(
         name=str(raw["name"]),
         urdf=urdf,
         joints=tuple(joints),
@@ -244,7 +292,79 @@ def robot_config_from_dict(
         joint_parameters=joint_parameters,
         reflected_inertia=bool(raw.get("reflected_inertia", True)),
         source=source,
+        couplings=couplings,
     )
+    if couplings:
+        config.build_transmission()  # joints in two groups, clashing motor names
+    return config
+
+
+def _couplings(
+    raw: Any, joints: tuple[str, ...], joint_parameters: tuple[JointConfig, ...], default_friction: FrictionShape
+) -> tuple[CouplingConfig, ...]:
+    """Validate the ``robot.couplings`` mapping (group name -> group) into `CouplingConfig` entries."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"robot.couplings = {raw!r}: expected a mapping by group name")
+    out = []
+    seen: dict[str, str] = {}
+    for name, entry in raw.items():
+        key = f"robot.couplings.{name}"
+        if not isinstance(entry, Mapping):
+            raise ConfigError(f"{key} = {entry!r}: expected a mapping with joints, motors and coupling")
+        allowed = {"joints", "motors", "coupling", "max_condition", "motor_parameters"}
+        unknown = set(entry) - allowed
+        if unknown:
+            raise ConfigError(f"{key}: unknown keys {sorted(unknown)}; allowed {sorted(allowed)}")
+        for required in ("joints", "motors", "coupling"):
+            if required not in entry:
+                raise ConfigError(f"{key}.{required} is missing")
+        group_joints, motors = entry["joints"], entry["motors"]
+        for item, value in (("joints", group_joints), ("motors", motors)):
+            if not isinstance(value, Sequence) or isinstance(value, str) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{key}.{item} = {value!r}: expected a list of names")
+        stray = [j for j in group_joints if j not in joints]
+        if stray:
+            raise ConfigError(f"{key}.joints: {stray} are not in robot.joints {list(joints)}")
+        for joint in group_joints:
+            if joint in seen:
+                raise ConfigError(f"{key}.joints: {joint!r} is already driven by coupling {seen[joint]!r}")
+            seen[joint] = str(name)
+            if joint_parameters[joints.index(joint)].rotor_inertia > 0.0:
+                raise ConfigError(
+                    f"robot.joint_parameters.{joint}.rotor_inertia: {joint!r} is driven through coupling {name!r}; "
+                    f"expected the rotor inertia under {key}.motor_parameters"
+                )
+        coupling = entry["coupling"]
+        if not isinstance(coupling, Sequence) or isinstance(coupling, str):
+            raise ConfigError(f"{key}.coupling = {coupling!r}: expected a list of rows")
+        rows = tuple(_float_list(row, f"{key}.coupling[{i}]", len(group_joints)) for i, row in enumerate(coupling))
+        per_motor = entry.get("motor_parameters") or {}
+        if not isinstance(per_motor, Mapping):
+            raise ConfigError(f"{key}.motor_parameters = {per_motor!r}: expected a mapping by motor name")
+        stray = set(per_motor) - set(motors)
+        if stray:
+            raise ConfigError(f"{key}.motor_parameters: {sorted(stray)} are not in {key}.motors {list(motors)}")
+        drives = tuple(_joint_config(per_motor.get(m), f"{key}.motor_parameters.{m}", default_friction) for m in motors)
+        try:
+            max_condition = float(entry.get("max_condition", 100.0))
+        except (TypeError, ValueError):
+            raise ConfigError(f"{key}.max_condition = {entry['max_condition']!r}: expected a number") from None
+        try:
+            group = TransmissionGroup(
+                name=str(name),
+                joints=tuple(group_joints),
+                motors=tuple(motors),
+                coupling=rows,
+                gear_ratio=tuple(d.gear_ratio for d in drives),
+                rotor_inertia=tuple(d.rotor_inertia for d in drives),
+                max_condition=max_condition,
+            )
+        except ConfigError as exc:
+            raise ConfigError(f"{key}: {exc}") from None
+        out.append(CouplingConfig(group=group, motor_parameters=drives))
+    return tuple(out)
 
 
 def load_robot_config(name_or_path: str | Path) -> RobotConfig:
