@@ -129,6 +129,52 @@ def _stack(references: Sequence, t: FloatArray) -> tuple[FloatArray, FloatArray]
     return np.hstack([p[0] for p in parts]), np.hstack([p[1] for p in parts])
 
 
+@dataclass(frozen=True, eq=False)
+class FrictionPhase:
+    """Phase-1 fits of one chain: the three models and their residual RMS near rest [N m]."""
+
+    coulomb_viscous: FrictionFit
+    stribeck: FrictionFit
+    stribeck_zero_slope: FrictionFit
+    low_velocity_rmse: dict[str, float]
+
+
+def fit_friction_phase(
+    qd_motor: ArrayLike,
+    tau_chain: ArrayLike,
+    qdd_motor: ArrayLike,
+    *,
+    reflected_inertia: float,
+    shape: FrictionShape,
+    protocol: ProtocolConfig = ProtocolConfig(),
+) -> FrictionPhase:
+    """Phase 1 on one chain (PWM = 0): Coulomb + viscous (eq. 21), Stribeck (eq. 29), Stribeck with zero slope.
+
+    Args:
+        qd_motor: gearbox-output velocities, shape (N,) [rad/s].
+        tau_chain: torque delivered by the chain, ``T_c' tau_joint``, shape (N,) [N m].
+        qdd_motor: gearbox-output accelerations, shape (N,) [rad/s^2].
+        reflected_inertia: D = rho^2 I [kg m^2].
+        shape: the Stribeck model (its Stribeck velocity) to fit.
+        protocol: ``min_velocity`` and ``low_velocity_band``.
+
+    Raises:
+        EstimationError: too few moving samples, or motion in one direction only.
+    """
+    qd = np.asarray(qd_motor, dtype=float)
+    common = {"reflected_inertia": reflected_inertia, "min_velocity": protocol.min_velocity}
+    cv_shape = FrictionShape(kind=FrictionKind.COULOMB_VISCOUS, smoothing_velocity=shape.smoothing_velocity)
+    fits = {
+        "coulomb_viscous": identify_friction(qd, tau_chain, qdd_motor, shape=cv_shape, **common),
+        "stribeck": identify_friction(qd, tau_chain, qdd_motor, shape=shape, **common),
+        "stribeck_zero_slope": identify_friction(qd, tau_chain, qdd_motor, shape=shape, zero_slope=True, **common),
+    }
+    target = friction_target(tau_chain, qdd_motor, reflected_inertia)
+    moving_qd = np.where(np.abs(qd) > protocol.min_velocity, qd, 0.0)
+    rmse = {name: low_velocity_rmse(fit, moving_qd, target, protocol.low_velocity_band) for name, fit in fits.items()}
+    return FrictionPhase(**fits, low_velocity_rmse=rmse)
+
+
 def _fit_chain(
     motor: str,
     phase1: tuple[FloatArray, FloatArray, FloatArray],
@@ -140,27 +186,25 @@ def _fit_chain(
 ) -> ChainResult:
     """Both phases on one chain: phase1 = (qd, tau_chain, qdd), phase2 = (pwm, qd, tau_chain, qdd)."""
     qd, tau, qdd = phase1
-    common = {"reflected_inertia": reflected_inertia, "min_velocity": protocol.min_velocity}
-    cv_shape = FrictionShape(kind=FrictionKind.COULOMB_VISCOUS, smoothing_velocity=shape.smoothing_velocity)
-    cv = identify_friction(qd, tau, qdd, shape=cv_shape, **common)
-    st = identify_friction(qd, tau, qdd, shape=shape, **common)
-    st0 = identify_friction(qd, tau, qdd, shape=shape, zero_slope=True, **common)
-    target = friction_target(tau, qdd, reflected_inertia)
-    band = protocol.low_velocity_band
-    rmse = {
-        name: low_velocity_rmse(fit, np.where(np.abs(qd) > protocol.min_velocity, qd, 0.0), target, band)
-        for name, fit in (("coulomb_viscous", cv), ("stribeck", st), ("stribeck_zero_slope", st0))
-    }
+    friction = fit_friction_phase(qd, tau, qdd, reflected_inertia=reflected_inertia, shape=shape, protocol=protocol)
     pwm, qd2, tau2, qdd2 = phase2
-    motor_fit = identify_motor_gain(pwm, qd2, tau2, qdd2, friction=st, **common)
+    motor_fit = identify_motor_gain(
+        pwm,
+        qd2,
+        tau2,
+        qdd2,
+        friction=friction.stribeck,
+        reflected_inertia=reflected_inertia,
+        min_velocity=protocol.min_velocity,
+    )
     return ChainResult(
         motor=motor,
-        coulomb_viscous=cv,
-        stribeck=st,
-        stribeck_zero_slope=st0,
+        coulomb_viscous=friction.coulomb_viscous,
+        stribeck=friction.stribeck,
+        stribeck_zero_slope=friction.stribeck_zero_slope,
         motor_fit=motor_fit,
         column=np.asarray(column, dtype=float),
-        low_velocity_rmse=rmse,
+        low_velocity_rmse=friction.low_velocity_rmse,
     )
 
 
@@ -380,6 +424,62 @@ def identify_joint_wise(
         )
         for c, motor in enumerate(records.group.motors)
     ]
+
+
+def run_motor_experiment(
+    plant: ActuatorPlant,
+    motor: str,
+    *,
+    phase: str,
+    protocol: ProtocolConfig = ProtocolConfig(),
+    coupling: ArrayLike | None = None,
+) -> ActuatorRecord:
+    """One experiment of seed 000 on one motor: its group alone, the group's other motors braked.
+
+    ``phase="friction"``: PWM = 0 and the external actuator sweeps the motor's velocity amplitude
+    from ``v_min`` to ``v_max`` over ``friction_duration``; ``phase="pwm"``: the external actuator
+    keeps it moving in ``pwm_v_range`` while an open-loop duty excites this motor only.
+
+    Args:
+        plant: the plant holding the motor.
+        motor: the motor's name.
+        phase: ``"friction"`` or ``"pwm"``.
+        protocol: durations, excitation and sensors.
+        coupling: the T the experimenter believes, to aim the external actuator; the true T when None.
+
+    Returns:
+        The record of the group (its joints and motors, group order).
+
+    Raises:
+        ConfigError: unknown motor or phase.
+    """
+    if phase not in ("friction", "pwm"):
+        raise ConfigError(f"phase = {phase!r}: expected 'friction' or 'pwm'")
+    group = plant.transmission.group_of(motor)
+    if motor not in group.motors:
+        raise ConfigError(f"motor = {motor!r}: expected one of {list(plant.transmission.motors)}")
+    c = group.motors.index(motor)
+    single = replicate(plant, group, 1)
+    T_aim = group.T if coupling is None else np.asarray(coupling, dtype=float)
+    locked = [f"{m}#0" for k, m in enumerate(group.motors) if k != c]
+    if phase == "friction":
+        reference = oscillation(
+            T_aim[:, c],
+            v_max=protocol.v_max,
+            v_min=protocol.v_min,
+            period=3.0,
+            envelope_period=protocol.friction_duration,
+        )
+        record = _sim(single, protocol, 20 + c, duration=protocol.friction_duration, reference=reference, locked=locked)
+    else:
+        lo, hi = protocol.pwm_v_range
+        reference = oscillation(T_aim[:, c], v_max=hi, v_min=lo, period=5.0, envelope_period=protocol.pwm_duration)
+        active = [k == c for k in range(group.n)]
+        schedule = random_pwm(group.n, amplitude=protocol.pwm_amplitude, active=active, seed=protocol.sim.seed + 27)
+        record = _sim(
+            single, protocol, 30 + c, duration=protocol.pwm_duration, reference=reference, pwm=schedule, locked=locked
+        )
+    return _split(record, group.n, 1)[0]
 
 
 def perturbed_coupling(group: TransmissionGroup, *, ratio_error: float) -> FloatArray:
