@@ -1,0 +1,137 @@
+"""``decoupler``: joint space <-> motor space through the robot's transmission (seed 000 eq. 11-12).
+
+For every configured coupling group (and one motor per uncoupled joint), with T the coupling of
+`motor_ident.core.transmission`:
+
+- ``joint_states`` (joint names) -> ``~/motor_states`` (motor names): position ``T^-1 q``,
+  velocity ``T^-1 qd``, effort ``T' tau`` (the torque each motor chain delivers);
+- ``motor_states`` (motor names) -> ``~/joint_states`` (joint names): position ``T q_m``,
+  velocity ``T qd_m``, effort ``T^-T tau_m``; with ``motor_states_at_rotor`` the motor encoders
+  are rotor-side and divided by the gear ratio first (torques multiplied by it);
+- ``~/joint_commands`` (Float64MultiArray, joint torques in the config's joint order) ->
+  ``~/motor_commands`` (motor torques ``T' tau`` in the transmission's motor order).
+
+Motor-side quantities are at the gearbox outputs. The motor order is the read-only parameter
+``motor_names``. A bad message (missing name, wrong length, NaN) is dropped, counted and reported
+in /diagnostics; the node never publishes a non-finite value.
+"""
+
+from __future__ import annotations
+
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, robot_from_parameters, run_node
+from motor_ident.ros.conversions import (
+    OK,
+    WARN,
+    JointIndex,
+    array_values,
+    joint_state_arrays,
+    make_array,
+    make_joint_state,
+    make_status,
+    stamp_to_seconds,
+)
+
+FIELDS = ("position", "velocity", "effort")
+
+
+class DecouplerNode(Node):
+    """Adapter between `motor_ident.core.transmission.Transmission` and ROS."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__("decoupler", **kwargs)  # type: ignore[arg-type]
+        config = robot_from_parameters(self)
+        self.transmission = config.build_transmission()
+        self.at_rotor = bool(
+            declare(self, "motor_states_at_rotor", False, "motor_states are rotor encoders (divide by the gear ratio)")
+        )
+        declare(self, "motor_names", list(self.transmission.motors), "motor order of ~/motor_commands", read_only=True)
+        self.joint_index = JointIndex(self.transmission.joints)
+        self.motor_index = JointIndex(self.transmission.motors)
+        self.counts = {"joint_states": 0, "motor_states": 0, "joint_commands": 0}
+        self.dropped = 0
+        self.last_problem = ""
+
+        self.motor_state_pub = self.create_publisher(JointState, "~/motor_states", STATE_QOS)
+        self.joint_state_pub = self.create_publisher(JointState, "~/joint_states", STATE_QOS)
+        self.command_pub = self.create_publisher(Float64MultiArray, "~/motor_commands", COMMAND_QOS)
+        self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.create_subscription(JointState, "joint_states", self._on_joint_states, STATE_QOS)
+        self.create_subscription(JointState, "motor_states", self._on_motor_states, STATE_QOS)
+        self.create_subscription(Float64MultiArray, "~/joint_commands", self._on_joint_commands, COMMAND_QOS)
+        self.create_timer(declare(self, "diagnostics_period", 0.5, "period of /diagnostics [s]"), self._diagnostics)
+
+    def _drop(self, what: str, reason: str) -> None:
+        self.dropped += 1
+        self.last_problem = f"{what} dropped: {reason}"
+        self.get_logger().warning(self.last_problem, throttle_duration_sec=2.0)
+
+    def _on_joint_states(self, msg: JointState) -> None:
+        arrays, reason = joint_state_arrays(msg, self.joint_index, FIELDS)
+        if not arrays:
+            self._drop("joint_states", reason)
+            return
+        q, qd, tau = arrays
+        tr = self.transmission
+        out = make_joint_state(
+            tr.motors,
+            stamp_to_seconds(msg.header.stamp),
+            tr.motor_position(q),
+            tr.motor_velocity(qd),
+            tr.motor_torque(tau),
+        )
+        out.header = msg.header
+        self.motor_state_pub.publish(out)
+        self.counts["joint_states"] += 1
+
+    def _on_motor_states(self, msg: JointState) -> None:
+        arrays, reason = joint_state_arrays(msg, self.motor_index, FIELDS)
+        if not arrays:
+            self._drop("motor_states", reason)
+            return
+        q_m, qd_m, tau_m = arrays
+        tr = self.transmission
+        if self.at_rotor:
+            q_m, qd_m, tau_m = q_m / tr.gear_ratio, qd_m / tr.gear_ratio, tau_m * tr.gear_ratio
+        out = make_joint_state(
+            tr.joints,
+            stamp_to_seconds(msg.header.stamp),
+            tr.joint_position(q_m),
+            tr.joint_velocity(qd_m),
+            tr.joint_torque(tau_m),
+        )
+        out.header = msg.header
+        self.joint_state_pub.publish(out)
+        self.counts["motor_states"] += 1
+
+    def _on_joint_commands(self, msg: Float64MultiArray) -> None:
+        values, reason = array_values(msg, self.transmission.n)
+        if values is None:
+            self._drop("joint_commands", reason)
+            return
+        self.command_pub.publish(make_array(self.transmission.motor_torque(values)))
+        self.counts["joint_commands"] += 1
+
+    def _diagnostics(self) -> None:
+        msg = DiagnosticArray()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        level = WARN if self.last_problem else OK
+        message = self.last_problem or "converting"
+        groups = {g.name: f"{list(g.joints)} <- {list(g.motors)}" for g in self.transmission.groups if g.n > 1}
+        values: dict[str, object] = {**self.counts, "dropped": self.dropped, **groups}
+        msg.status = [make_status("motor_ident: decoupler", ",".join(self.transmission.motors), level, message, values)]
+        self.diag_pub.publish(msg)
+        self.last_problem = ""
+
+
+def main(args: list[str] | None = None) -> None:
+    """``ros2 run motor_ident decoupler``."""
+    run_node(DecouplerNode, args)
+
+
+if __name__ == "__main__":
+    main()

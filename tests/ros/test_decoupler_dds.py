@@ -1,0 +1,115 @@
+"""decoupler and pwm_feedforward over real DDS: joint-space torques come out right in motor space."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+pytestmark = pytest.mark.ros
+
+T_WAIST = np.array([[0.0, 0.55, 0.55], [0.0, 0.55, -0.55], [1.0, -0.25, 0.25]])  # config/icub_torso.yaml
+
+
+@pytest.fixture
+def dds():
+    """decoupler + pwm_feedforward (icub_torso) and a probe node in one context and executor."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
+    from motor_ident.ros.decoupler_node import DecouplerNode
+    from motor_ident.ros.pwm_feedforward_node import PwmFeedforwardNode
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    robot = [Parameter("robot", value="icub_torso")]
+    decoupler = DecouplerNode(context=context, parameter_overrides=robot)
+    pwm = PwmFeedforwardNode(context=context, parameter_overrides=[*robot, Parameter("duty_limit", value=0.5)])
+    probe = rclpy.create_node("probe", context=context)
+    received: dict[str, list] = {"motor_states": [], "joint_states": [], "motor_commands": [], "pwm": []}
+    probe.create_subscription(JointState, "decoupler/motor_states", received["motor_states"].append, STATE_QOS)
+    probe.create_subscription(JointState, "decoupler/joint_states", received["joint_states"].append, STATE_QOS)
+    probe.create_subscription(
+        Float64MultiArray, "decoupler/motor_commands", received["motor_commands"].append, COMMAND_QOS
+    )
+    probe.create_subscription(Float64MultiArray, "pwm_controller/commands", received["pwm"].append, COMMAND_QOS)
+    publishers = {
+        "joint_states": probe.create_publisher(JointState, "joint_states", STATE_QOS),
+        "motor_states": probe.create_publisher(JointState, "motor_states", STATE_QOS),
+        "joint_commands": probe.create_publisher(Float64MultiArray, "decoupler/joint_commands", COMMAND_QOS),
+        "desired": probe.create_publisher(Float64MultiArray, "effort_controller/commands", COMMAND_QOS),
+    }
+    executor = SingleThreadedExecutor(context=context)
+    for node in (decoupler, pwm, probe):
+        executor.add_node(node)
+
+    def exchange(publish, key: str, timeout: float = 5.0):
+        """Publish until ``key`` receives a message (discovery takes a moment); return that message."""
+        deadline = time.monotonic() + timeout
+        while not received[key] and time.monotonic() < deadline:
+            publish()
+            executor.spin_once(timeout_sec=0.05)
+        assert received[key], f"nothing received on {key}"
+        return received[key][-1]
+
+    yield {"exchange": exchange, "pub": publishers, "pwm": pwm, "decoupler": decoupler}
+    executor.shutdown()
+    for node in (decoupler, pwm, probe):
+        node.destroy_node()
+    rclpy.shutdown(context=context)
+
+
+def test_joint_torque_comes_out_as_motor_torque(dds) -> None:
+    """A joint-space JointState (shuffled names) becomes motor-space: T^-1 q, T^-1 qd, T' tau."""
+    from motor_ident.ros.conversions import make_joint_state
+
+    names = ["torso_yaw", "torso_pitch", "torso_roll"]  # not the config order
+    q, qd, tau = np.array([0.1, 0.2, -0.1]), np.array([0.3, -0.2, 0.1]), np.array([2.0, 10.0, -4.0])
+    order = [1, 2, 0]  # config order [pitch, roll, yaw] from the message order
+    msg = make_joint_state(names, 1.0, q, qd, tau)
+    out = dds["exchange"](lambda: dds["pub"]["joint_states"].publish(msg), "motor_states")
+    assert list(out.name) == ["m_0B4M0", "m_0B3M0", "m_0B3M1"]
+    assert_allclose(out.effort, T_WAIST.T @ tau[order], atol=1e-12)
+    assert_allclose(out.velocity, np.linalg.solve(T_WAIST, qd[order]), atol=1e-12)
+    assert_allclose(out.position, np.linalg.solve(T_WAIST, q[order]), atol=1e-12)
+    # power is the same on both sides
+    assert np.dot(out.effort, out.velocity) == pytest.approx(np.dot(tau, qd), rel=1e-12)
+
+
+def test_motor_states_and_commands_convert_both_ways(dds) -> None:
+    """motor_states -> joint space with T^-T for torques; joint torque commands -> T' tau in motor order."""
+    from std_msgs.msg import Float64MultiArray
+
+    from motor_ident.ros.conversions import make_joint_state
+
+    tau_m = np.array([1.0, -2.0, 3.0])
+    msg = make_joint_state(["m_0B4M0", "m_0B3M0", "m_0B3M1"], 1.0, np.zeros(3), np.array([0.1, 0.2, 0.3]), tau_m)
+    out = dds["exchange"](lambda: dds["pub"]["motor_states"].publish(msg), "joint_states")
+    assert list(out.name) == ["torso_pitch", "torso_roll", "torso_yaw"]
+    assert_allclose(out.effort, np.linalg.solve(T_WAIST.T, tau_m), atol=1e-12)
+    assert_allclose(out.velocity, T_WAIST @ [0.1, 0.2, 0.3], atol=1e-12)
+    command = Float64MultiArray(data=[5.0, -1.0, 2.0])
+    out = dds["exchange"](lambda: dds["pub"]["joint_commands"].publish(command), "motor_commands")
+    assert_allclose(out.data, T_WAIST.T @ [5.0, -1.0, 2.0], atol=1e-12)
+
+
+def test_pwm_feedforward_publishes_saturated_duty(dds) -> None:
+    """Desired joint torques become duties (T' tau - tau_0) / K_pwm* at rest; a huge one saturates at 0.5."""
+    from std_msgs.msg import Float64MultiArray
+
+    node = dds["pwm"]
+    tau = np.array([3.0, -2.0, 1.0])
+    out = dds["exchange"](lambda: dds["pub"]["desired"].publish(Float64MultiArray(data=tau.tolist())), "pwm")
+    k_pwm = np.array([c.motor.k_pwm for c in node.chains])
+    tau_0 = np.array([c.motor.tau_0 for c in node.chains])
+    assert_allclose(out.data, (T_WAIST.T @ tau - tau_0) / k_pwm, atol=1e-12)  # no joint_states: no velocity terms
+    node._on_desired(Float64MultiArray(data=[500.0, 0.0, float("nan")]))  # NaN: dropped, nothing published
+    assert node.dropped == 1
+    node._on_desired(Float64MultiArray(data=[500.0, 0.0, 0.0]))
+    assert np.max(np.abs(node.last_duty)) == pytest.approx(0.5) and np.all(np.isfinite(node.last_duty))
