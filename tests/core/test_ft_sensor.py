@@ -61,3 +61,29 @@ def test_bad_sensor_or_wrench_is_refused(leg) -> None:
         )
     with pytest.raises(ConfigError, match="wrench"):
         joint_torques_from_wrench(leg, leg.create_data(), zeros, zeros, zeros, [0, 0, np.nan, 0, 0, 0], SENSOR)
+
+
+def test_simulated_sensor_noise_reaches_the_torques_through_the_lever_arm(leg, rng: np.random.Generator) -> None:
+    """Simulated readings: unbiased hip torques whose noise equals the wrench noise mapped through the
+    sensor's adjoint (closed form from the sensor placement)."""
+    from motor_ident.sim.ft_sensor import simulate_ft_estimates
+
+    data = leg.create_data()
+    q, qd, qdd = random_states(leg, rng, 1)
+    N = 2000
+    states = [np.repeat(x, N, axis=0) for x in (q, qd, qdd)]
+    est = simulate_ft_estimates(leg, *states, SENSOR, force_noise_std=0.5, moment_noise_std=0.02, rng=rng)
+    truth = inverse_dynamics(leg, data, q[0], qd[0], qdd[0])
+    error = est.tau_joint[:, :3] - truth[:3]
+    assert np.all(np.abs(error.mean(axis=0)) < 4 * error.std(axis=0) / np.sqrt(N))
+    # the estimate is linear in the wrench: tau = A w + b, so its covariance is A diag(noise^2) A'
+    A = np.stack(
+        [
+            joint_torques_from_wrench(leg, data, q[0], qd[0], qdd[0], e, SENSOR)[:3]
+            - joint_torques_from_wrench(leg, data, q[0], qd[0], qdd[0], np.zeros(6), SENSOR)[:3]
+            for e in np.eye(6)
+        ],
+        axis=1,
+    )
+    expected = np.sqrt(np.diag(A @ np.diag([0.25] * 3 + [0.0004] * 3) @ A.T))
+    assert_allclose(error.std(axis=0), expected, rtol=0.1)
