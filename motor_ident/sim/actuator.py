@@ -39,8 +39,9 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
+from motor_ident.core.feedforward_pwm import ChainModel
 from motor_ident.core.friction import FrictionShape, friction_regressor, friction_torque
-from motor_ident.core.motor import MotorParameters, motor_torque
+from motor_ident.core.motor import motor_torque
 from motor_ident.core.transmission import Transmission
 from motor_ident.errors import ConfigError
 
@@ -54,31 +55,24 @@ PwmController = Callable[[float, FloatArray], FloatArray]
 
 
 @dataclass(frozen=True, eq=False)
-class MotorChain:
-    """True drive data of one motor chain, at its gearbox output.
+class MotorChain(ChainModel):
+    """True drive data of one motor chain, at its gearbox output: a named `ChainModel`.
 
     Attributes:
-        name: motor name.
         friction: friction model (harmonic drive + bearings).
         friction_values: its parameters, shape (p,).
         motor: K_pwm*, tau_0, back-EMF, duty limit.
         reflected_inertia: D = rho^2 I [kg m^2].
+        name: motor name.
     """
 
-    name: str
-    friction: FrictionShape
-    friction_values: FloatArray
-    motor: MotorParameters
-    reflected_inertia: float
+    name: str = ""
 
     def __post_init__(self) -> None:
-        values = np.asarray(self.friction_values, dtype=float)
-        if values.shape != (self.friction.n_parameters,) or not np.all(np.isfinite(values)):
-            raise ConfigError(
-                f"motor {self.name!r}: friction_values has shape {values.shape}: "
-                f"expected {self.friction.n_parameters} finite numbers"
-            )
-        object.__setattr__(self, "friction_values", values)
+        try:
+            super().__post_init__()
+        except ConfigError as exc:
+            raise ConfigError(f"motor {self.name!r}: {exc}") from None
 
     @property
     def breakaway(self) -> tuple[float, float]:
