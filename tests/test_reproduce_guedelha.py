@@ -13,9 +13,9 @@ from motor_ident.reproduce import guedelha
 
 def test_reproduce_guedelha(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     """Table 1 recovered, Stribeck beats Coulomb+viscous, motor-wise resists a 5 % coupling error."""
-    monkeypatch.setattr(guedelha, "FRICTION_DURATION_S", 10.0)
-    monkeypatch.setattr(guedelha, "PWM_DURATION_S", 6.0)
-    monkeypatch.setattr(guedelha, "TRACKING_DURATION_S", 6.0)
+    monkeypatch.setattr(guedelha, "FRICTION_DURATION_S", 8.0)
+    monkeypatch.setattr(guedelha, "PWM_DURATION_S", 5.0)
+    monkeypatch.setattr(guedelha, "TRACKING_DURATION_S", 5.0)
     out = tmp_path / "guedelha.json"
     assert main(["reproduce", "guedelha", "--seed", "3", "--json", str(out)]) == 0
     result = json.loads(out.read_text())
