@@ -12,6 +12,8 @@ NODES = {
     "identifier": "motor_ident.ros.identifier_node:main",
     "feedforward": "motor_ident.ros.feedforward_node:main",
     "excitation": "motor_ident.ros.excitation_node:main",
+    "decoupler": "motor_ident.ros.decoupler_node:main",
+    "pwm_feedforward": "motor_ident.ros.pwm_feedforward_node:main",
 }
 
 setup(

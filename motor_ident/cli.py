@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "motor_ident.commands.soak",
     "motor_ident.commands.excite",
     "motor_ident.commands.reproduce",
+    "motor_ident.commands.experiment",
 )
 
 

@@ -19,6 +19,7 @@ from motor_ident.errors import ConfigError
 
 # paper name -> "module:function"
 REPRODUCTIONS: dict[str, str] = {
+    "guedelha": "motor_ident.reproduce.guedelha:reproduce",
     "kolathaya": "motor_ident.reproduce.kolathaya:reproduce",
     "szabo": "motor_ident.reproduce.szabo:reproduce",
 }
