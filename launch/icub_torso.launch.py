@@ -8,12 +8,13 @@ Nodes: ``identifier`` and ``feedforward`` in joint space (joint torques on
 joint and motor space through the waist differential), and ``pwm_feedforward`` (those joint torques
 -> motor duty cycles with friction compensation on ``pwm_controller/commands``). With
 ``use_sim:=false`` they run on your robot's ``joint_states`` and ``motor_states``. Node parameters
-come from ``config/scenarios/icub_torso.yaml``. DDS discovery follows your environment
-(ROS_AUTOMATIC_DISCOVERY_RANGE, ROS_DOMAIN_ID).
+come from ``config/scenarios/icub_torso.yaml``; sim_robot, identifier, feedforward and excitation
+are started by the included ``identification.launch.py``.
 """
 
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
 from launch.conditions import IfCondition
+from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
@@ -22,62 +23,19 @@ from launch import LaunchDescription
 
 
 def generate_launch_description() -> LaunchDescription:
-    params = LaunchConfiguration("params_file")
-    use_sim = LaunchConfiguration("use_sim")
-    sim_time = {"use_sim_time": use_sim}
+    share = FindPackageShare("motor_ident")
+    params = PathJoinSubstitution([share, "config", "scenarios", "icub_torso.yaml"])
+    sim_time = {"use_sim_time": LaunchConfiguration("use_sim")}  # declared by identification.launch.py
     return LaunchDescription(
         [
-            DeclareLaunchArgument(
-                "params_file",
-                default_value=PathJoinSubstitution(
-                    [FindPackageShare("motor_ident"), "config", "scenarios", "icub_torso.yaml"]
-                ),
-                description="parameter file of the nodes",
-            ),
-            DeclareLaunchArgument(
-                "use_sim",
-                default_value="true",
-                description="start the simulated robot (sim_robot) and run the other nodes on its /clock",
-            ),
-            DeclareLaunchArgument(
-                "excite",
-                default_value="true",
-                description="start the excitation node feeding the feedforward node's reference",
+            IncludeLaunchDescription(
+                PythonLaunchDescriptionSource(PathJoinSubstitution([share, "launch", "identification.launch.py"])),
+                launch_arguments={"params_file": params}.items(),
             ),
             DeclareLaunchArgument(
                 "pwm",
                 default_value="true",
                 description="start pwm_feedforward: joint torques -> motor duty cycles on pwm_controller/commands",
-            ),
-            Node(
-                package="motor_ident",
-                executable="sim_robot",
-                name="sim_robot",
-                parameters=[params],
-                condition=IfCondition(use_sim),
-                output="screen",
-            ),
-            Node(
-                package="motor_ident",
-                executable="identifier",
-                name="identifier",
-                parameters=[params, sim_time],
-                output="screen",
-            ),
-            Node(
-                package="motor_ident",
-                executable="feedforward",
-                name="feedforward",
-                parameters=[params, sim_time],
-                output="screen",
-            ),
-            Node(
-                package="motor_ident",
-                executable="excitation",
-                name="excitation",
-                parameters=[params, sim_time],
-                condition=IfCondition(LaunchConfiguration("excite")),
-                output="screen",
             ),
             Node(
                 package="motor_ident",

@@ -64,8 +64,64 @@ def _per_motor(values: Sequence[float], n: int, key: str, default: float) -> tup
     return out
 
 
+class _JointMotorMaps:
+    """Conversions between joint space and motor space through ``T``, shared by a group and a whole robot.
+
+    Needs ``T``, ``T_inv`` (n, n), ``gear_ratio`` (n,) and ``n``; inputs are (n,) or (N, n) in the
+    order of ``joints`` (joint side) or ``motors`` (motor side) and keep their shape.
+    """
+
+    T: FloatArray
+    T_inv: FloatArray
+    gear_ratio: ArrayLike
+    n: int
+    _label = ""
+
+    def _check(self, x: ArrayLike, what: str) -> FloatArray:
+        x = np.asarray(x, dtype=float)
+        if x.ndim not in (1, 2) or x.shape[-1] != self.n:
+            raise ConfigError(f"{self._label}{what} has shape {x.shape}: expected ({self.n},) or (N, {self.n})")
+        return x
+
+    def motor_velocity(self, qd_joint: ArrayLike) -> FloatArray:
+        """Joint velocities -> gearbox-output velocities ``T^-1 qd_joint`` [rad/s] (also accelerations)."""
+        return self._check(qd_joint, "qd_joint") @ self.T_inv.T
+
+    def joint_velocity(self, qd_motor: ArrayLike) -> FloatArray:
+        """Gearbox-output velocities -> joint velocities ``T qd_motor`` [rad/s] (also accelerations)."""
+        return self._check(qd_motor, "qd_motor") @ self.T.T
+
+    def motor_position(self, q_joint: ArrayLike) -> FloatArray:
+        """Joint positions -> gearbox-output positions ``T^-1 q_joint`` [rad]."""
+        return self._check(q_joint, "q_joint") @ self.T_inv.T
+
+    def joint_position(self, q_motor: ArrayLike) -> FloatArray:
+        """Gearbox-output positions -> joint positions ``T q_motor`` [rad]."""
+        return self._check(q_motor, "q_motor") @ self.T.T
+
+    def motor_torque(self, tau_joint: ArrayLike) -> FloatArray:
+        """Joint torques (or torque commands) -> gearbox-output torques ``T' tau_joint`` [N m]."""
+        return self._check(tau_joint, "tau_joint") @ self.T
+
+    def joint_torque(self, tau_motor: ArrayLike) -> FloatArray:
+        """Gearbox-output torques -> joint torques ``T^-T tau_motor`` [N m]."""
+        return self._check(tau_motor, "tau_motor") @ self.T_inv
+
+    def rotor_velocity(self, qd_motor: ArrayLike) -> FloatArray:
+        """Gearbox-output velocities -> rotor velocities ``rho qd_motor`` [rad/s] (motor encoders; also positions)."""
+        return self._check(qd_motor, "qd_motor") * np.asarray(self.gear_ratio)
+
+    def motor_velocity_from_rotor(self, qd_rotor: ArrayLike) -> FloatArray:
+        """Rotor velocities (motor encoders) -> gearbox-output velocities ``qd_rotor / rho`` [rad/s]."""
+        return self._check(qd_rotor, "qd_rotor") / np.asarray(self.gear_ratio)
+
+    def rotor_torque(self, tau_motor: ArrayLike) -> FloatArray:
+        """Gearbox-output torques -> torques at the rotor ``tau_motor / rho`` [N m] (frictionless gearbox)."""
+        return self._check(tau_motor, "tau_motor") / np.asarray(self.gear_ratio)
+
+
 @dataclass(frozen=True)
-class TransmissionGroup:
+class TransmissionGroup(_JointMotorMaps):
     """Joints driven together by as many motors through a coupling matrix (the YAML ``couplings`` entry).
 
     Attributes:
@@ -139,6 +195,10 @@ class TransmissionGroup:
         return len(self.joints)
 
     @property
+    def _label(self) -> str:  # type: ignore[override]
+        return f"coupling group {self.name!r}: "
+
+    @property
     def condition_number(self) -> float:
         """2-norm condition number of T."""
         return float(np.linalg.cond(self.T))
@@ -151,50 +211,6 @@ class TransmissionGroup:
     def joint_inertia(self) -> FloatArray:
         """Motor-side inertia seen at the joints, ``T^-T diag(rho^2 I) T^-1``, shape (n, n) [kg m^2]."""
         return self.T_inv.T @ np.diag(self.reflected_inertia) @ self.T_inv
-
-    def _check(self, x: ArrayLike, what: str) -> FloatArray:
-        x = np.asarray(x, dtype=float)
-        if x.ndim not in (1, 2) or x.shape[-1] != self.n:
-            raise ConfigError(
-                f"coupling group {self.name!r}: {what} has shape {x.shape}: expected ({self.n},) or (N, {self.n})"
-            )
-        return x
-
-    def motor_velocity(self, qd_joint: ArrayLike) -> FloatArray:
-        """Gearbox-output velocities ``T^-1 qd_joint``, shape of the input [rad/s] (also for accelerations)."""
-        return self._check(qd_joint, "qd_joint") @ self.T_inv.T
-
-    def joint_velocity(self, qd_motor: ArrayLike) -> FloatArray:
-        """Joint velocities ``T qd_motor``, shape of the input [rad/s] (also for accelerations)."""
-        return self._check(qd_motor, "qd_motor") @ self.T.T
-
-    def motor_position(self, q_joint: ArrayLike) -> FloatArray:
-        """Gearbox-output positions ``T^-1 q_joint`` [rad]."""
-        return self._check(q_joint, "q_joint") @ self.T_inv.T
-
-    def joint_position(self, q_motor: ArrayLike) -> FloatArray:
-        """Joint positions ``T q_motor`` [rad]."""
-        return self._check(q_motor, "q_motor") @ self.T.T
-
-    def motor_torque(self, tau_joint: ArrayLike) -> FloatArray:
-        """Gearbox-output torques ``T' tau_joint`` [N m] (also for joint torque commands)."""
-        return self._check(tau_joint, "tau_joint") @ self.T
-
-    def joint_torque(self, tau_motor: ArrayLike) -> FloatArray:
-        """Joint torques ``T^-T tau_motor`` [N m]."""
-        return self._check(tau_motor, "tau_motor") @ self.T_inv
-
-    def rotor_velocity(self, qd_motor: ArrayLike) -> FloatArray:
-        """Rotor velocities ``rho qd_motor`` [rad/s] (motor encoder side; also positions)."""
-        return self._check(qd_motor, "qd_motor") * np.asarray(self.gear_ratio)
-
-    def motor_velocity_from_rotor(self, qd_rotor: ArrayLike) -> FloatArray:
-        """Gearbox-output velocities ``qd_rotor / rho`` [rad/s] (also positions)."""
-        return self._check(qd_rotor, "qd_rotor") / np.asarray(self.gear_ratio)
-
-    def rotor_torque(self, tau_motor: ArrayLike) -> FloatArray:
-        """Torques on the rotor side ``tau_motor / rho`` [N m] (frictionless gearbox)."""
-        return self._check(tau_motor, "tau_motor") / np.asarray(self.gear_ratio)
 
 
 def uncoupled_group(
@@ -212,7 +228,7 @@ def uncoupled_group(
 
 
 @dataclass(frozen=True)
-class Transmission:
+class Transmission(_JointMotorMaps):
     """Every joint of a robot with its motors: coupled groups plus one-joint groups for the rest.
 
     Build it with `build_transmission`. Motor order: the joints are walked in ``joints`` order, and
@@ -296,44 +312,6 @@ class Transmission:
             if name in group.joints or name in group.motors:
                 return group
         raise ConfigError(f"{name!r} is neither a joint {list(self.joints)} nor a motor {list(self.motors)}")
-
-    def _check(self, x: ArrayLike, what: str) -> FloatArray:
-        x = np.asarray(x, dtype=float)
-        if x.ndim not in (1, 2) or x.shape[-1] != self.n:
-            raise ConfigError(f"{what} has shape {x.shape}: expected ({self.n},) or (N, {self.n})")
-        return x
-
-    def motor_velocity(self, qd_joint: ArrayLike) -> FloatArray:
-        """Joint-order (…, n) velocities -> motor-order gearbox-output velocities ``T^-1 qd_joint`` [rad/s]."""
-        return self._check(qd_joint, "qd_joint") @ self.T_inv.T
-
-    def joint_velocity(self, qd_motor: ArrayLike) -> FloatArray:
-        """Motor-order gearbox-output velocities -> joint velocities ``T qd_motor`` [rad/s]."""
-        return self._check(qd_motor, "qd_motor") @ self.T.T
-
-    def motor_position(self, q_joint: ArrayLike) -> FloatArray:
-        """Joint positions -> gearbox-output positions ``T^-1 q_joint`` [rad]."""
-        return self._check(q_joint, "q_joint") @ self.T_inv.T
-
-    def joint_position(self, q_motor: ArrayLike) -> FloatArray:
-        """Gearbox-output positions -> joint positions ``T q_motor`` [rad]."""
-        return self._check(q_motor, "q_motor") @ self.T.T
-
-    def motor_torque(self, tau_joint: ArrayLike) -> FloatArray:
-        """Joint torques (or torque commands) -> gearbox-output torques ``T' tau_joint`` [N m]."""
-        return self._check(tau_joint, "tau_joint") @ self.T
-
-    def joint_torque(self, tau_motor: ArrayLike) -> FloatArray:
-        """Gearbox-output torques -> joint torques ``T^-T tau_motor`` [N m]."""
-        return self._check(tau_motor, "tau_motor") @ self.T_inv
-
-    def rotor_velocity(self, qd_motor: ArrayLike) -> FloatArray:
-        """Gearbox-output velocities -> rotor velocities ``rho qd_motor`` [rad/s]."""
-        return self._check(qd_motor, "qd_motor") * self.gear_ratio
-
-    def motor_velocity_from_rotor(self, qd_rotor: ArrayLike) -> FloatArray:
-        """Rotor velocities (motor encoders) -> gearbox-output velocities ``qd_rotor / rho`` [rad/s]."""
-        return self._check(qd_rotor, "qd_rotor") / self.gear_ratio
 
 
 def build_transmission(

@@ -18,8 +18,12 @@ in /diagnostics; the node never publishes a non-finite value.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
+from rclpy.publisher import Publisher
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
@@ -37,6 +41,7 @@ from motor_ident.ros.conversions import (
 )
 
 FIELDS = ("position", "velocity", "effort")
+ArrayMap = Callable[[np.ndarray], np.ndarray]
 
 
 class DecouplerNode(Node):
@@ -50,6 +55,15 @@ class DecouplerNode(Node):
             declare(self, "motor_states_at_rotor", False, "motor_states are rotor encoders (divide by the gear ratio)")
         )
         declare(self, "motor_names", list(self.transmission.motors), "motor order of ~/motor_commands", read_only=True)
+        tr = self.transmission
+        self.to_motor: tuple[ArrayMap, ArrayMap, ArrayMap] = (tr.motor_position, tr.motor_velocity, tr.motor_torque)
+        self.to_joint: tuple[ArrayMap, ArrayMap, ArrayMap] = (tr.joint_position, tr.joint_velocity, tr.joint_torque)
+        if self.at_rotor:  # rotor encoders: angles and speeds / rho, torques * rho first
+            self.to_joint = (
+                lambda q: tr.joint_position(tr.motor_velocity_from_rotor(q)),
+                lambda qd: tr.joint_velocity(tr.motor_velocity_from_rotor(qd)),
+                lambda tau: tr.joint_torque(np.asarray(tau) * tr.gear_ratio),
+            )
         self.joint_index = JointIndex(self.transmission.joints)
         self.motor_index = JointIndex(self.transmission.motors)
         self.counts = {"joint_states": 0, "motor_states": 0, "joint_commands": 0}
@@ -71,42 +85,34 @@ class DecouplerNode(Node):
         self.get_logger().warning(self.last_problem, throttle_duration_sec=2.0)
 
     def _on_joint_states(self, msg: JointState) -> None:
-        arrays, reason = joint_state_arrays(msg, self.joint_index, FIELDS)
-        if not arrays:
-            self._drop("joint_states", reason)
-            return
-        q, qd, tau = arrays
-        tr = self.transmission
-        out = make_joint_state(
-            tr.motors,
-            stamp_to_seconds(msg.header.stamp),
-            tr.motor_position(q),
-            tr.motor_velocity(qd),
-            tr.motor_torque(tau),
+        self._relay(
+            msg, "joint_states", self.joint_index, self.to_motor, self.transmission.motors, self.motor_state_pub
         )
-        out.header = msg.header
-        self.motor_state_pub.publish(out)
-        self.counts["joint_states"] += 1
 
     def _on_motor_states(self, msg: JointState) -> None:
-        arrays, reason = joint_state_arrays(msg, self.motor_index, FIELDS)
-        if not arrays:
-            self._drop("motor_states", reason)
-            return
-        q_m, qd_m, tau_m = arrays
-        tr = self.transmission
-        if self.at_rotor:
-            q_m, qd_m, tau_m = q_m / tr.gear_ratio, qd_m / tr.gear_ratio, tau_m * tr.gear_ratio
-        out = make_joint_state(
-            tr.joints,
-            stamp_to_seconds(msg.header.stamp),
-            tr.joint_position(q_m),
-            tr.joint_velocity(qd_m),
-            tr.joint_torque(tau_m),
+        self._relay(
+            msg, "motor_states", self.motor_index, self.to_joint, self.transmission.joints, self.joint_state_pub
         )
+
+    def _relay(
+        self,
+        msg: JointState,
+        what: str,
+        index: JointIndex,
+        maps: tuple[ArrayMap, ArrayMap, ArrayMap],
+        out_names: tuple[str, ...],
+        publisher: Publisher,
+    ) -> None:
+        """Position, velocity and effort of ``msg`` through ``maps``, republished under ``out_names``."""
+        arrays, reason = joint_state_arrays(msg, index, FIELDS)
+        if not arrays:
+            self._drop(what, reason)
+            return
+        converted = [convert(values) for convert, values in zip(maps, arrays, strict=True)]
+        out = make_joint_state(out_names, stamp_to_seconds(msg.header.stamp), *converted)
         out.header = msg.header
-        self.joint_state_pub.publish(out)
-        self.counts["motor_states"] += 1
+        publisher.publish(out)
+        self.counts[what] += 1
 
     def _on_joint_commands(self, msg: Float64MultiArray) -> None:
         values, reason = array_values(msg, self.transmission.n)

@@ -26,12 +26,16 @@ def _entry_points() -> set[str]:
 
 @pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
 def test_launch_file_is_consistent(path) -> None:
-    """Executables exist as entry points, the scenario file exists, arguments carry descriptions."""
+    """Nodes or included launch files exist, the scenario file exists, arguments carry descriptions."""
     source = path.read_text()
     tree = ast.parse(source)
     assert any(isinstance(n, ast.FunctionDef) and n.name == "generate_launch_description" for n in tree.body)
-    executables = set(re.findall(r'executable="([a-z_]+)"', source))
-    assert executables and executables <= _entry_points()
+    executables = set(re.findall(r'(?:executable="|node\(")([a-z_]+)"', source))
+    included = re.findall(r'"launch", "([a-z0-9_]+\.launch\.py)"', source)
+    assert executables or included, f"{path.name} starts nothing"
+    assert executables <= _entry_points()
+    for name in included:
+        assert (REPO / "launch" / name).is_file(), f"{path.name} includes a missing {name}"
     for scenario in re.findall(r'"scenarios", "([a-z0-9_]+\.yaml)"', source):
         assert (REPO / "config" / "scenarios" / scenario).is_file()
     for call in [
