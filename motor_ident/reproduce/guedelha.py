@@ -44,6 +44,7 @@ from motor_ident.sim.actuator_experiments import (
     identify_uncoupled,
     perturbed_coupling,
     run_group_experiments,
+    worst_errors,
 )
 
 FloatArray = NDArray[np.float64]
@@ -80,22 +81,6 @@ def _row(name: str, paper: float | None, ours: float, truth: float | None = None
         "truth": {"value": truth},
         "ours": {"value": float(ours), "error_pct": error},
     }
-
-
-def _worst_errors(results: list[ChainResult], plant: ActuatorPlant) -> tuple[float, float]:
-    """Worst |relative error| [%] of (sigma_s+, sigma_s-, K_v) and of K_pwm* against the simulator's truth."""
-    friction, gain = 0.0, 0.0
-    for result, chain in zip(results, plant.chains, strict=True):
-        _, fv, static_pos, static_neg = chain.friction_values
-        fit = result.stribeck
-        friction = max(
-            friction,
-            abs(fit.value("static_pos") / static_pos - 1.0),
-            abs(fit.value("static_neg") / static_neg - 1.0),
-            abs(fit.value("fv") / (fv + chain.motor.back_emf) - 1.0),
-        )
-        gain = max(gain, abs(result.motor_fit.k_pwm / chain.motor.k_pwm - 1.0))
-    return 100.0 * friction, 100.0 * gain
 
 
 def _tracking(
@@ -156,7 +141,7 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
         ]
     for result, chain in zip(leg_results, leg_plant.chains, strict=True):
         rows.append(_row(f"leg {result.motor} K_pwm* [N m]", None, result.motor_fit.k_pwm, chain.motor.k_pwm))
-    leg_friction, leg_gain = _worst_errors(leg_results, leg_plant)
+    leg_friction, leg_gain = (100.0 * e for e in worst_errors(leg_results, leg_plant))  # [%]
     checks["Table 1 sigma_s+, sigma_s-, K_v within 5 % on every leg joint"] = leg_friction < 5.0
     checks["leg K_pwm* within 2 % of the simulator's"] = leg_gain < 2.0
 
@@ -204,7 +189,8 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
             rows.append(
                 _row(f"torso {label}: {result.motor} K_pwm* [N m]", None, result.motor_fit.k_pwm, chain.motor.k_pwm)
             )
-        worst[label] = _worst_errors(results, torso_plant)
+        friction, gain = worst_errors(results, torso_plant)
+        worst[label] = (100.0 * friction, 100.0 * gain)  # [%]
         rows.append(_row(f"torso {label}: worst sigma_s+/sigma_s-/K_v error [%]", None, worst[label][0]))
         rows.append(_row(f"torso {label}: worst K_pwm* error [%]", None, worst[label][1]))
     exact = variants["motor-wise, T exact"]

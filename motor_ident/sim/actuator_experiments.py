@@ -492,3 +492,23 @@ def perturbed_coupling(group: TransmissionGroup, *, ratio_error: float) -> Float
     ratio = (T != 0.0) & (np.abs(T) != 1.0)
     T[ratio] *= 1.0 + ratio_error
     return T
+
+
+def worst_errors(results: Sequence[ChainResult], plant: ActuatorPlant) -> tuple[float, float]:
+    """Worst relative error over the chains of (sigma_s+, sigma_s-, K_v) and of K_pwm* against the plant's truth.
+
+    Returns fractions (0.01 = 1 %). K_v is compared with the chain's viscous friction plus its
+    back-EMF, since phase 1 runs at PWM = 0 with the stator closed.
+    """
+    friction, gain = 0.0, 0.0
+    for result, chain in zip(results, plant.chains, strict=True):
+        _, fv, static_pos, static_neg = chain.friction_values
+        fit = result.stribeck
+        friction = max(
+            friction,
+            abs(fit.value("static_pos") / static_pos - 1.0),
+            abs(fit.value("static_neg") / static_neg - 1.0),
+            abs(fit.value("fv") / (fv + chain.motor.back_emf) - 1.0),
+        )
+        gain = max(gain, abs(result.motor_fit.k_pwm / chain.motor.k_pwm - 1.0))
+    return friction, gain

@@ -23,25 +23,10 @@ from motor_ident.sim.actuator_experiments import (
     identify_uncoupled,
     perturbed_coupling,
     run_group_experiments,
+    worst_errors,
 )
 
 PROTOCOL = ProtocolConfig(friction_duration=10.0, pwm_duration=6.0, sim=ActuatorSimConfig(seed=3))
-
-
-def _errors(results: list[ChainResult], plant: ActuatorPlant) -> tuple[float, float]:
-    """Worst relative error of (sigma_s+, sigma_s-, K_v) and of K_pwm* over the chains."""
-    friction, gain = 0.0, 0.0
-    for result, chain in zip(results, plant.chains, strict=True):
-        fc, fv, static_pos, static_neg = chain.friction_values
-        fit = result.stribeck
-        friction = max(
-            friction,
-            abs(fit.value("static_pos") / static_pos - 1.0),
-            abs(fit.value("static_neg") / static_neg - 1.0),
-            abs(fit.value("fv") / (fv + chain.motor.back_emf) - 1.0),  # K_v = fv + back-EMF at PWM = 0
-        )
-        gain = max(gain, abs(result.motor_fit.k_pwm / chain.motor.k_pwm - 1.0))
-    return friction, gain
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +100,7 @@ def test_locked_motors_stay_put(torso: dict[str, object]) -> None:
 def test_leg_truth_recovered(leg: tuple[ActuatorPlant, list[ChainResult]]) -> None:
     """sigma_s+, sigma_s- and K_v within 5 %, K_pwm* within 2 % on every leg joint (100 Hz, noisy)."""
     plant, results = leg
-    friction, gain = _errors(results, plant)
+    friction, gain = worst_errors(results, plant)
     assert friction < 0.05, f"worst friction error {friction:.3%}"
     assert gain < 0.02, f"worst K_pwm* error {gain:.3%}"
     for result in results:
@@ -137,7 +122,7 @@ def test_stribeck_beats_coulomb_viscous_near_rest(leg: tuple[ActuatorPlant, list
 def test_torso_motor_wise_truth_recovered(torso: dict[str, object]) -> None:
     """Motor by motor (others braked), with T exact: friction within 5 %, K_pwm* within 2 %."""
     results = identify_motor_wise(torso["motor"], torso["shape"], PROTOCOL, coupling=torso["group"].T)
-    friction, gain = _errors(results, torso["plant"])
+    friction, gain = worst_errors(results, torso["plant"])
     assert friction < 0.05 and gain < 0.02, (friction, gain)
 
 
@@ -150,9 +135,9 @@ def test_coupling_error_spoils_joint_wise_not_motor_wise(torso: dict[str, object
     joint_wise = identify_joint_wise(torso["joint"], shape, PROTOCOL, coupling=wrong)
     motor_wise = identify_motor_wise(torso["motor"], shape, PROTOCOL)
     exact_joint_wise = identify_joint_wise(torso["joint"], shape, PROTOCOL, coupling=group.T)
-    assert _errors(exact_joint_wise, plant)[1] < 0.02
-    assert _errors(joint_wise, plant)[1] > 0.03
-    friction, gain = _errors(motor_wise, plant)
+    assert worst_errors(exact_joint_wise, plant)[1] < 0.02
+    assert worst_errors(joint_wise, plant)[1] > 0.03
+    friction, gain = worst_errors(motor_wise, plant)
     assert friction < 0.05 and gain < 0.02, (friction, gain)
     for result in motor_wise:
         assert_allclose(result.column, group.T[:, group.motors.index(result.motor)], atol=0.01)
