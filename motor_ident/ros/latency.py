@@ -1,14 +1,23 @@
-"""Feedforward latency through DDS at 1 kHz, measured in one process (used by ``motor-ident bench``).
+"""Feedforward latency through DDS at 1 kHz (used by ``motor-ident bench``).
 
-A stand-in robot node publishes ``joint_states`` from a 1 kHz wall timer and times the
+A stand-in robot publishes ``joint_states`` from a 1 kHz wall timer and times the
 ``effort_controller/commands`` the real `FeedforwardNode` answers with. Latency is from the
-state's publish call to the command's arrival callback, over DDS both ways.
+state's publish call to the command's arrival callback, over DDS both ways. Each state carries a
+sequence number (``header.frame_id``) that the measured node copies into its command's
+``layout.data_offset``, so a state the node skips (it answers the newest one) is counted as
+unanswered instead of shifting every later pairing.
+
+The stand-in robot runs in its own process, as a ros2_control hardware interface does on a robot,
+so the figures hold the feedforward node's cost and the DDS hops, not the stand-in's own work; the
+CPU share is the feedforward process's. ``same_process=True`` puts both in one process and one
+executor (then one Python thread does both jobs at 1 kHz).
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import time
-from collections import deque
+from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
@@ -20,6 +29,9 @@ from std_msgs.msg import Float64MultiArray
 from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
 from motor_ident.ros.conversions import make_joint_state
 
+WARMUP_S = 1.0
+LATE_TICK_S = 0.0015  # a 1 kHz tick later than this counts as a missed cycle
+
 
 class _BenchRobot(Node):
     def __init__(self, joints: tuple[str, ...], q: np.ndarray, **kwargs: Any) -> None:
@@ -27,7 +39,8 @@ class _BenchRobot(Node):
         self.joints, self.q = joints, q
         self.pub = self.create_publisher(JointState, "joint_states", STATE_QOS)
         self.create_subscription(Float64MultiArray, "effort_controller/commands", self._on_command, COMMAND_QOS)
-        self.sent: deque[float] = deque()
+        self.sent: dict[int, float] = {}
+        self.seq = 0
         self.latencies: list[float] = []
         self.ticks: list[float] = []
         self.timer = self.create_timer(0.001, self._tick)
@@ -36,69 +49,162 @@ class _BenchRobot(Node):
         now = time.perf_counter()
         self.ticks.append(now)
         t = self.get_clock().now().nanoseconds * 1e-9
-        self.sent.append(now)
-        self.pub.publish(make_joint_state(self.joints, t, self.q, np.zeros_like(self.q), np.zeros_like(self.q)))
+        self.seq += 1
+        msg = make_joint_state(self.joints, t, self.q, np.zeros_like(self.q), np.zeros_like(self.q))
+        msg.header.frame_id = str(self.seq)
+        self.sent[self.seq] = now
+        self.pub.publish(msg)
 
     def _on_command(self, msg: Float64MultiArray) -> None:
-        if self.sent:
-            self.latencies.append(time.perf_counter() - self.sent.popleft())
+        sent = self.sent.pop(msg.layout.data_offset, None)
+        if sent is not None:
+            self.latencies.append(time.perf_counter() - sent)
+
+    def restart(self) -> None:
+        """Forget the warm-up."""
+        self.latencies.clear()
+        self.ticks.clear()
+        self.sent.clear()
+
+    def figures(self, wall: float) -> dict[str, Any]:
+        """Latency percentiles [ms] and missed cycles since `restart`, over ``wall`` seconds."""
+        lat = np.array(self.latencies) * 1e3
+        late = int(np.sum(np.diff(np.array(self.ticks)) > LATE_TICK_S))
+        unanswered = max(len(self.ticks) - len(self.latencies) - 1, 0)  # the last may be in flight
+        percentile = (lambda p: float(np.percentile(lat, p))) if lat.size else (lambda p: float("nan"))
+        return {
+            "cycles": len(self.ticks),
+            "expected_cycles": int(round(wall * 1000.0)),
+            "latency_p50_ms": percentile(50),
+            "latency_p99_ms": percentile(99),
+            "latency_max_ms": percentile(100),
+            "late_timer_ticks": late,
+            "unanswered_states": unanswered,
+            "missed_cycles": late + unanswered,
+        }
 
 
-def measure_feedforward_latency(seconds: float, robot: str = "valkyrie_arm") -> dict[str, Any]:
-    """Run the feedforward node against a 1 kHz state stream for ``seconds``; return the figures."""
+def _timed_feedforward(**kwargs: Any) -> Any:
+    """The real `FeedforwardNode`, copying each state's sequence number into the command it answers with."""
+    from motor_ident.ros.feedforward_node import FeedforwardNode
+
+    class TimedFeedforward(FeedforwardNode):
+        def __init__(self, **node_kwargs: Any) -> None:
+            super().__init__(**node_kwargs)
+            self.seq = 0
+            publish = self.cmd_pub.publish
+
+            def tagged(msg: Float64MultiArray) -> None:
+                msg.layout.data_offset = self.seq
+                publish(msg)
+
+            self.cmd_pub.publish = tagged  # type: ignore[method-assign]
+
+        def _on_state(self, msg: JointState) -> None:
+            self.seq = int(msg.header.frame_id or 0)
+            super()._on_state(msg)
+
+    return TimedFeedforward(**kwargs)
+
+
+def _spin_for(executor: Any, seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        executor.spin_once(timeout_sec=0.01)
+
+
+def _robot_process(joints: tuple[str, ...], q: np.ndarray, seconds: float, conn: Connection) -> None:
+    """The stand-in robot's process: warm up, tell the parent, measure, send the figures back."""
     import rclpy
     from rclpy.experimental import EventsExecutor
 
-    from motor_ident.ros.feedforward_node import FeedforwardNode
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    robot = _BenchRobot(joints, q, context=context)
+    executor = EventsExecutor(context=context)
+    executor.add_node(robot)
+    try:
+        _spin_for(executor, WARMUP_S)
+        robot.restart()
+        conn.send("start")
+        wall0 = time.perf_counter()
+        _spin_for(executor, seconds)
+        conn.send(robot.figures(time.perf_counter() - wall0))
+    finally:
+        executor.shutdown()
+        robot.destroy_node()
+        rclpy.shutdown(context=context)
+
+
+def measure_feedforward_latency(
+    seconds: float, robot: str = "valkyrie_arm", *, same_process: bool = False
+) -> dict[str, Any]:
+    """Run the feedforward node against a 1 kHz state stream for ``seconds``; return the figures.
+
+    Keys: ``latency_p50_ms``, ``latency_p99_ms``, ``latency_max_ms``, ``missed_cycles`` (late
+    timer ticks + unanswered states), ``cpu_share`` (of one core, feedforward process),
+    ``nonfinite_commands``, ``cycles``, ``expected_cycles``, ``robot_process``.
+    """
+    import rclpy
+    from rclpy.experimental import EventsExecutor
+
     from motor_ident.ros.runner import default_dds_environment
 
-    default_dds_environment()
+    default_dds_environment()  # inherited by the robot's process
     context = rclpy.Context()
     rclpy.init(context=context)
     nodes: list[Node] = []
     executor = None
+    child = None
     try:
-        ff = FeedforwardNode(context=context, parameter_overrides=[Parameter("robot", value=robot)])
+        ff = _timed_feedforward(context=context, parameter_overrides=[Parameter("robot", value=robot)])
         nodes.append(ff)
         n = len(ff.joints)
         q = np.full(n, 0.1)
         now = ff.get_clock().now().nanoseconds * 1e-9
         t = np.array([now - 1.0, now + seconds + 30.0])
         ff.reference.set(t, np.stack([q, q]), np.zeros((2, n)), np.zeros((2, n)))
-        bench = _BenchRobot(ff.joints, q, context=context)
-        nodes.append(bench)
         executor = EventsExecutor(context=context)
-        for node in nodes:
-            executor.add_node(node)
-        warmup_end = time.perf_counter() + 1.0
-        while time.perf_counter() < warmup_end:
-            executor.spin_once(timeout_sec=0.01)
-        bench.latencies.clear()
-        bench.ticks.clear()
-        bench.sent.clear()
-        cpu0, wall0 = time.process_time(), time.perf_counter()
-        end = wall0 + seconds
-        while time.perf_counter() < end:
-            executor.spin_once(timeout_sec=0.01)
-        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-        lat = np.array(bench.latencies) * 1e3
-        ticks = np.diff(np.array(bench.ticks))
-        late = int(np.sum(ticks > 0.0015))
-        unanswered = max(len(bench.ticks) - len(bench.latencies) - 1, 0)
+        executor.add_node(ff)
+        if same_process:
+            bench = _BenchRobot(ff.joints, q, context=context)
+            nodes.append(bench)
+            executor.add_node(bench)
+            _spin_for(executor, WARMUP_S)
+            bench.restart()
+            cpu0, wall0 = time.process_time(), time.perf_counter()
+            _spin_for(executor, seconds)
+            wall = time.perf_counter() - wall0
+            figures = bench.figures(wall)
+        else:
+            mp = multiprocessing.get_context("spawn")
+            parent_conn, child_conn = mp.Pipe()
+            child = mp.Process(target=_robot_process, args=(ff.joints, q, seconds, child_conn), daemon=True)
+            child.start()
+            deadline = time.perf_counter() + WARMUP_S + seconds + 60.0
+            while not parent_conn.poll() and time.perf_counter() < deadline:
+                executor.spin_once(timeout_sec=0.01)
+            if not parent_conn.poll() or parent_conn.recv() != "start":
+                raise RuntimeError("the stand-in robot process did not start")
+            cpu0, wall0 = time.process_time(), time.perf_counter()
+            while not parent_conn.poll() and time.perf_counter() < deadline:
+                executor.spin_once(timeout_sec=0.01)
+            wall = time.perf_counter() - wall0
+            if not parent_conn.poll():
+                raise RuntimeError("the stand-in robot process did not report")
+            figures = parent_conn.recv()
         return {
             "seconds": seconds,
-            "cycles": len(bench.ticks),
-            "expected_cycles": int(round(wall * 1000.0)),
-            "latency_p50_ms": float(np.percentile(lat, 50)) if lat.size else float("nan"),
-            "latency_p99_ms": float(np.percentile(lat, 99)) if lat.size else float("nan"),
-            "latency_max_ms": float(lat.max()) if lat.size else float("nan"),
-            "late_timer_ticks": late,
-            "unanswered_states": unanswered,
-            "missed_cycles": late + unanswered,
-            "cpu_share": cpu / wall,
+            **figures,
+            "cpu_share": (time.process_time() - cpu0) / wall,
             "nonfinite_commands": int(ff.nonfinite_commands),
+            "robot_process": "same" if same_process else "separate",
         }
     finally:
+        if child is not None:
+            child.join(timeout=10.0)
+            if child.is_alive():
+                child.terminate()
         if executor is not None:
             executor.shutdown()
         for node in nodes:
