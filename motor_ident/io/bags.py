@@ -1,0 +1,786 @@
+"""rosbag2 recordings (MCAP and sqlite3) without ROS, through the `rosbags` library.
+
+Reading: `read_bag` collects the standard topics of a robot run into arrays —
+
+| topic (default)                 | type                          | becomes                         |
+|---------------------------------|-------------------------------|---------------------------------|
+| ``/joint_states``               | sensor_msgs/msg/JointState    | `BagData.joint_states`          |
+| ``/motor_states``               | sensor_msgs/msg/JointState    | `BagData.motor_states`          |
+| ``/ft_sensor/wrench``           | geometry_msgs/msg/WrenchStamped | `BagData.wrench`              |
+| ``/effort_controller/commands`` | std_msgs/msg/Float64MultiArray | `BagData.commands`             |
+
+Joint arrays are matched by name in every message (any order; a message missing a joint, with a
+short array or a non-finite value is dropped and counted), and time is the header stamp (the
+bag's receive time for Float64MultiArray, which has no header). `align` puts every other topic on
+the joint_states stamps: linear interpolation for measurements, zero-order hold for commands (a
+forward command controller holds its last command). `BagData.joint_record` turns the joint
+states into the `JointRecord` that ``motor-ident identify`` fits.
+
+Damaged bags: an MCAP file cut short (robot powered off, disk full, ``ros2 bag record`` killed) has
+no footer and no index, and rosbags refuses it. `read_bag` then scans the file record by record
+and keeps every intact message up to the damage, with a warning in `BagData.warnings`; a sqlite3
+file that fails mid-way keeps what was read before the failure. Only when nothing usable is left
+does it raise `CorruptBagError`.
+
+Writing: `BagWriter` writes the same topics (rosbag2 version 9, MCAP by default) into a temporary
+directory beside the target and renames it at the end, so a half-written bag never appears under
+the requested name.
+
+Like rosbags itself, this module raises and never logs: warnings are returned to the caller.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import struct
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from motor_ident.errors import DataError
+from motor_ident.io.data import JointRecord
+
+FloatArray = NDArray[np.float64]
+
+JOINT_STATE = "sensor_msgs/msg/JointState"
+WRENCH_STAMPED = "geometry_msgs/msg/WrenchStamped"
+FLOAT64_ARRAY = "std_msgs/msg/Float64MultiArray"
+BOOL = "std_msgs/msg/Bool"
+MCAP_MAGIC = b"\x89MCAP0\r\n"
+
+
+class BagError(DataError):
+    """A bag cannot be read or written as asked; the message says what to fix."""
+
+
+class MissingTopicError(BagError):
+    """A topic the caller needs is not in the bag."""
+
+
+class UnsupportedTypeError(BagError):
+    """A topic has a message type motor_ident cannot use for it."""
+
+
+class EmptyBagError(BagError):
+    """The bag (or the topic needed) holds no usable message."""
+
+
+class CorruptBagError(BagError):
+    """The bag is damaged beyond recovery."""
+
+
+@dataclass(frozen=True)
+class BagTopics:
+    """Topic names of a recording (leading slash optional; a unique ``.../<name>`` also matches)."""
+
+    joint_states: str = "/joint_states"
+    motor_states: str = "/motor_states"
+    wrench: str = "/ft_sensor/wrench"
+    commands: str = "/effort_controller/commands"
+
+
+@dataclass(frozen=True, eq=False)
+class JointStateSeries:
+    """JointState messages as arrays, joints in the order ``names``.
+
+    Attributes:
+        t: header stamps, strictly increasing, shape (N,) [s].
+        names: joint (or motor) names, length n.
+        position, velocity, effort: shape (N, n) [rad, rad/s, N m], None when the recording
+            leaves the field empty.
+    """
+
+    t: FloatArray
+    names: tuple[str, ...]
+    position: FloatArray | None
+    velocity: FloatArray | None
+    effort: FloatArray | None
+
+
+@dataclass(frozen=True, eq=False)
+class WrenchSeries:
+    """WrenchStamped messages: stamps (N,) [s], force (N, 3) [N], torque (N, 3) [N m], frame."""
+
+    t: FloatArray
+    force: FloatArray
+    torque: FloatArray
+    frame_id: str
+
+
+@dataclass(frozen=True, eq=False)
+class ArraySeries:
+    """Float64MultiArray messages: receive times (N,) [s] and values (N, m)."""
+
+    t: FloatArray
+    values: FloatArray
+
+
+@dataclass(frozen=True, eq=False)
+class BagData:
+    """What `read_bag` found.
+
+    Attributes:
+        path: the bag read.
+        storage: ``mcap`` or ``sqlite3``.
+        topics: every topic in the bag and its message type.
+        joint_states: the joint states (always present: `read_bag` raises otherwise).
+        motor_states, wrench, commands: None when the topic is not in the bag.
+        gate, r2: the online identifier's ``identifier/gate_open`` (values 0 / 1) and
+            ``identifier/r2`` when recorded (``motor-ident record`` does), else None.
+        warnings: what was dropped or recovered, one line each.
+    """
+
+    path: Path
+    storage: str
+    topics: dict[str, str]
+    joint_states: JointStateSeries
+    motor_states: JointStateSeries | None = None
+    wrench: WrenchSeries | None = None
+    commands: ArraySeries | None = None
+    gate: ArraySeries | None = None
+    r2: ArraySeries | None = None
+    warnings: tuple[str, ...] = ()
+
+    def joint_record(self, joints: Sequence[str] | None = None) -> JointRecord:
+        """The joint states as a `JointRecord` (effort = measured joint torque).
+
+        Raises:
+            BagError: the joint states carry no position or no effort.
+            DataError: a joint of ``joints`` is not in the recording.
+        """
+        js = self.joint_states
+        if js.position is None or js.effort is None:
+            empty = [f for f in ("position", "effort") if getattr(js, f) is None]
+            raise BagError(f"{self.path}: joint_states has empty {' and '.join(empty)}: cannot identify from it")
+        record = JointRecord(t=js.t, joint_names=js.names, q=js.position, tau=js.effort, qd=js.velocity)
+        return record if joints is None else record.select(joints)
+
+
+@dataclass(frozen=True, eq=False)
+class AlignedBag:
+    """Every topic of a bag on the joint_states stamps (arrays of N rows; None where absent).
+
+    ``valid`` (N,) is False where a present topic does not cover the stamp (before its first or
+    after its last message): use ``valid`` to cut the record before fitting.
+    """
+
+    t: FloatArray
+    joint_names: tuple[str, ...]
+    q: FloatArray | None
+    qd: FloatArray | None
+    tau: FloatArray | None
+    motor_names: tuple[str, ...] = ()
+    motor_position: FloatArray | None = None
+    motor_velocity: FloatArray | None = None
+    motor_effort: FloatArray | None = None
+    force: FloatArray | None = None
+    torque: FloatArray | None = None
+    command: FloatArray | None = None
+    valid: FloatArray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+
+def resample(
+    t_source: ArrayLike, values: ArrayLike, t_target: ArrayLike, *, hold: bool = False
+) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """Values of a time series at other instants.
+
+    Args:
+        t_source: increasing sample times, shape (M,) [s].
+        values: samples, shape (M, k).
+        t_target: where the values are wanted, shape (N,) [s].
+        hold: zero-order hold (the latest sample at or before each target) instead of linear
+            interpolation.
+
+    Returns:
+        (values at ``t_target`` (N, k), inside (N,)): ``inside`` is False before the first and
+        after the last source sample, where the edge value is repeated.
+    """
+    ts = np.asarray(t_source, dtype=float)
+    v = np.asarray(values, dtype=float).reshape(ts.size, -1)
+    tt = np.asarray(t_target, dtype=float)
+    if ts.size == 0:
+        return np.full((tt.size, v.shape[1]), np.nan), np.zeros(tt.size, dtype=bool)
+    inside = (tt >= ts[0]) & (tt <= ts[-1])
+    if hold:
+        # Stamps are integer nanoseconds: a sample within 1 ns of a target counts as at it.
+        k = np.clip(np.searchsorted(ts, tt + 1e-9, side="right") - 1, 0, ts.size - 1)
+        return v[k].copy(), inside
+    return np.column_stack([np.interp(tt, ts, v[:, c]) for c in range(v.shape[1])]), inside
+
+
+def align(data: BagData) -> AlignedBag:
+    """Every topic of ``data`` on its joint_states stamps (see `AlignedBag`)."""
+    js = data.joint_states
+    t = js.t
+    valid = np.ones(t.size, dtype=bool)
+
+    def on_t(ts: FloatArray, values: FloatArray | None, hold: bool = False) -> FloatArray | None:
+        nonlocal valid
+        if values is None:
+            return None
+        out, inside = resample(ts, values, t, hold=hold)
+        valid &= inside
+        return out
+
+    ms, w, c = data.motor_states, data.wrench, data.commands
+    return AlignedBag(
+        t=t,
+        joint_names=js.names,
+        q=js.position,
+        qd=js.velocity,
+        tau=js.effort,
+        motor_names=() if ms is None else ms.names,
+        motor_position=None if ms is None else on_t(ms.t, ms.position),
+        motor_velocity=None if ms is None else on_t(ms.t, ms.velocity),
+        motor_effort=None if ms is None else on_t(ms.t, ms.effort),
+        force=None if w is None else on_t(w.t, w.force),
+        torque=None if w is None else on_t(w.t, w.torque),
+        command=None if c is None else on_t(c.t, c.values, hold=True),
+        valid=valid,
+    )
+
+
+# -- reading -------------------------------------------------------------------------------------
+
+
+class _JointStateCollector:
+    """Turns JointState messages into arrays in one joint order, dropping bad ones with reasons."""
+
+    def __init__(self, topic: str, names: Sequence[str] | None) -> None:
+        self.topic = topic
+        self.names: tuple[str, ...] | None = tuple(names) if names else None
+        self.fields: tuple[str, ...] | None = None
+        self.t: list[float] = []
+        self.rows: dict[str, list[FloatArray]] = {"position": [], "velocity": [], "effort": []}
+        self.dropped: dict[str, int] = {}
+        self._orders: dict[tuple[str, ...], NDArray[np.int64] | str] = {}
+
+    def _drop(self, reason: str) -> None:
+        self.dropped[reason] = self.dropped.get(reason, 0) + 1
+
+    def _order(self, names: tuple[str, ...]) -> NDArray[np.int64] | str:
+        if names not in self._orders:
+            lookup = {name: i for i, name in enumerate(names)}
+            assert self.names is not None
+            missing = [j for j in self.names if j not in lookup]
+            if len(lookup) != len(names):
+                self._orders[names] = "duplicate joint names"
+            elif missing:
+                self._orders[names] = f"joints {missing} missing"
+            else:
+                self._orders[names] = np.array([lookup[j] for j in self.names], dtype=np.int64)
+        return self._orders[names]
+
+    def add(self, msg: Any, t: float) -> None:
+        names = tuple(msg.name)
+        if self.names is None:
+            if not names:
+                self._drop("no joint names")
+                return
+            self.names = names
+        order = self._order(names)
+        if isinstance(order, str):
+            self._drop(order)
+            return
+        arrays = {f: np.asarray(getattr(msg, f), dtype=float) for f in self.rows}
+        if self.fields is None:
+            self.fields = tuple(f for f, a in arrays.items() if a.size)
+        for f in self.fields:
+            if arrays[f].size != len(names):
+                self._drop(f"{f} has {arrays[f].size} values for {len(names)} names")
+                return
+            if not np.all(np.isfinite(arrays[f][order])):
+                self._drop(f"non-finite {f}")
+                return
+        if self.t and t <= self.t[-1]:
+            self._drop("time stamp did not increase")
+            return
+        self.t.append(t)
+        for f in self.fields:
+            self.rows[f].append(arrays[f][order])
+
+    def series(self) -> JointStateSeries | None:
+        if not self.t or self.names is None:
+            return None
+        n = len(self.names)
+        arrays = {
+            f: (np.array(self.rows[f]).reshape(len(self.t), n) if self.fields and f in self.fields else None)
+            for f in self.rows
+        }
+        return JointStateSeries(t=np.array(self.t), names=self.names, **arrays)
+
+
+@dataclass
+class _Found:
+    """A topic of the bag and the collector that consumes it."""
+
+    topic: str
+    msgtype: str
+    add: Callable[[Any, float], None]
+
+
+def _stamp(msg: Any) -> float:
+    return float(msg.header.stamp.sec) + 1e-9 * float(msg.header.stamp.nanosec)
+
+
+def _match_topic(wanted: str, available: dict[str, str]) -> str | None:
+    """The bag topic for ``wanted``: exact (with or without leading slash) or a unique suffix match."""
+    name = "/" + wanted.lstrip("/")
+    if name in available:
+        return name
+    if wanted in available:
+        return wanted
+    suffix = [t for t in available if t.endswith(name)]
+    return suffix[0] if len(suffix) == 1 else None
+
+
+def _resolve_storage(path: Path) -> tuple[Path, str, list[Path], list[str]]:
+    """(what rosbags opens, storage name, storage files, notes) for a bag directory or file.
+
+    Raises:
+        BagError: not a rosbag2 directory, .mcap or .db3 file.
+    """
+    notes: list[str] = []
+    if not path.exists():
+        raise BagError(f"bag {path} does not exist")
+    if path.is_dir():
+        mcaps, dbs = sorted(path.glob("*.mcap")), sorted(path.glob("*.db3"))
+        files = mcaps or dbs
+        if not files:
+            raise BagError(f"{path} holds no .mcap or .db3 file: not a rosbag2 directory")
+        storage = "mcap" if mcaps else "sqlite3"
+        if (path / "metadata.yaml").is_file():
+            return path, storage, files, notes
+        if len(files) > 1:
+            raise BagError(
+                f"{path} has no metadata.yaml and {len(files)} storage files: run `ros2 bag reindex {path}` first"
+            )
+        notes.append(f"{path} has no metadata.yaml (recording not closed?): reading {files[0].name} alone")
+        return files[0], storage, files, notes
+    suffix = path.suffix.lower()
+    if suffix == ".mcap":
+        return path, "mcap", [path], notes
+    if suffix == ".db3":
+        return path, "sqlite3", [path], notes
+    raise BagError(f"{path}: not a rosbag2 bag; give its directory, a .mcap or a .db3 file")
+
+
+def _rosbags_messages(
+    target: Path, found_for: Callable[[dict[str, str]], list[_Found]]
+) -> Iterator[tuple[_Found, int, Any]]:
+    """Decoded messages of the wanted topics through rosbags' AnyReader, in receive-time order."""
+    from rosbags.highlevel import AnyReader
+    from rosbags.typesys import Stores, get_typestore
+
+    with AnyReader([target], default_typestore=get_typestore(Stores.LATEST)) as reader:
+        available = {c.topic: c.msgtype for c in reader.connections}
+        wanted = {f.topic: f for f in found_for(available)}
+        connections = [c for c in reader.connections if c.topic in wanted]
+        for connection, timestamp, raw in reader.messages(connections=connections):
+            yield wanted[connection.topic], timestamp, reader.deserialize(raw, connection.msgtype)
+
+
+def _mcap_records(data: bytes, start: int, end: int) -> Iterator[tuple[int, int, int]]:
+    """(opcode, content start, content end) of the complete MCAP records in ``data[start:end]``."""
+    pos = start
+    while pos + 9 <= end:
+        op = data[pos]
+        (length,) = struct.unpack_from("<Q", data, pos + 1)
+        if pos + 9 + length > end:
+            return
+        yield op, pos + 9, pos + 9 + length
+        pos += 9 + length
+
+
+def _scan_mcap(
+    path: Path, found_for: Callable[[dict[str, str]], list[_Found]], notes: list[str]
+) -> Iterator[tuple[_Found, int, Any]]:
+    """Decoded messages of an MCAP file read record by record, up to the first damaged record.
+
+    MCAP (https://mcap.dev/spec): magic, then records ``opcode u8 | length u64 | content``;
+    Schema 0x03, Channel 0x04, Message 0x05, Chunk 0x06 (holding Schema/Channel/Message records,
+    optionally compressed, CRC-checked), Footer 0x02 / DataEnd 0x0F end the data section.
+    """
+    from rosbags.rosbag2.errors import ReaderError
+    from rosbags.rosbag2.storage_mcap import decompress
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+    data = path.read_bytes()
+    if not data:
+        raise CorruptBagError(f"{path} is empty (0 bytes)")
+    if data[:8] != MCAP_MAGIC:
+        raise CorruptBagError(f"{path}: not an MCAP file (bad magic bytes)")
+    schemas: dict[int, tuple[str, str]] = {}
+    channels: dict[int, tuple[str, str]] = {}  # id -> (topic, msgtype)
+    wanted: dict[str, _Found] = {}
+    stores: dict[str, Any] = {}
+    fallback = get_typestore(Stores.LATEST)
+    state = {"end": 8, "messages": 0}
+
+    def decode(msgtype: str, raw: bytes) -> Any:
+        if msgtype not in stores:
+            store = fallback
+            definition = next((d for name, d in schemas.values() if name == msgtype and d), None)
+            if definition is not None:
+                store = get_typestore(Stores.EMPTY)
+                store.register(get_types_from_msg(definition, msgtype))
+            stores[msgtype] = store
+        return stores[msgtype].deserialize_cdr(raw, msgtype)
+
+    def records(buf: bytes, start: int, end: int, top: bool) -> Iterator[tuple[_Found, int, Any]]:
+        nonlocal wanted
+        for op, lo, hi in _mcap_records(buf, start, end):
+            if op == 0x03:
+                (sid,) = struct.unpack_from("<H", buf, lo)
+                name, p = _mcap_string(buf, lo + 2)
+                _, p = _mcap_string(buf, p)
+                (size,) = struct.unpack_from("<I", buf, p)
+                schemas[sid] = (name, buf[p + 4 : p + 4 + size].decode())
+            elif op == 0x04:
+                cid, sid = struct.unpack_from("<HH", buf, lo)
+                topic, _ = _mcap_string(buf, lo + 4)
+                channels[cid] = (topic, schemas.get(sid, ("", ""))[0])
+                wanted = {f.topic: f for f in found_for({t: m for t, m in channels.values()})}
+            elif op == 0x05:
+                cid, _, log_time = struct.unpack_from("<HIQ", buf, lo)
+                topic, msgtype = channels.get(cid, ("", ""))
+                if topic in wanted:
+                    yield wanted[topic], log_time, decode(msgtype, buf[lo + 22 : hi])
+                    state["messages"] += 1
+            elif op == 0x06 and top:
+                _, _, size, crc = struct.unpack_from("<QQQI", buf, lo)
+                compression, p = _mcap_string(buf, lo + 28)
+                (compressed,) = struct.unpack_from("<Q", buf, p)
+                try:
+                    chunk = decompress(buf[p + 8 : p + 8 + compressed], compression, size, crc)
+                except ReaderError as exc:
+                    notes.append(f"{path.name}: damaged chunk at byte {lo - 9} ({exc}): stopped there")
+                    return
+                yield from records(chunk, 0, len(chunk), False)
+            elif op in (0x02, 0x0F) and top:
+                state["end"] = hi
+                return
+            if top:
+                state["end"] = hi
+
+    yield from records(data, 8, len(data), True)
+    if state["end"] < len(data) - 8:
+        notes.append(
+            f"{path.name} is damaged or cut short at byte {state['end']} of {len(data)}: "
+            f"kept the {state['messages']} intact messages before it, the rest is lost"
+        )
+
+
+def _mcap_string(buf: bytes, pos: int) -> tuple[str, int]:
+    (size,) = struct.unpack_from("<I", buf, pos)
+    return buf[pos + 4 : pos + 4 + size].decode(), pos + 4 + size
+
+
+def read_bag(
+    path: str | Path,
+    *,
+    joints: Sequence[str] | None = None,
+    topics: BagTopics = BagTopics(),
+    progress: Callable[[float], None] | None = None,
+) -> BagData:
+    """Read the standard topics of a rosbag2 recording into arrays.
+
+    Args:
+        path: bag directory (with metadata.yaml), or a single .mcap / .db3 file.
+        joints: joint order of the joint states (the first message's order when None); messages
+            lacking one of them are dropped and counted in the warnings.
+        topics: topic names to look for.
+        progress: called with the fraction of the recording read, from 0 to 1.
+
+    Raises:
+        BagError: the path is not a bag.
+        MissingTopicError: no joint states topic (the message lists the bag's topics).
+        UnsupportedTypeError: a wanted topic has another message type.
+        EmptyBagError: no usable joint state.
+        CorruptBagError: the bag is damaged and nothing usable could be recovered.
+    """
+    from rosbags.highlevel import AnyReaderError
+    from rosbags.rosbag2.errors import ReaderError
+    from rosbags.serde import SerdeError
+    from rosbags.typesys import TypesysError
+
+    path = Path(path)
+    target, storage, files, notes = _resolve_storage(path)
+    collectors = {
+        "joint_states": _JointStateCollector("joint_states", joints),
+        "motor_states": _JointStateCollector("motor_states", None),
+    }
+    wrench: dict[str, list[Any]] = {"t": [], "force": [], "torque": [], "frame": []}
+    arrays: dict[str, tuple[list[float], list[FloatArray]]] = {"commands": ([], []), "gate": ([], []), "r2": ([], [])}
+    expected = {
+        topics.joint_states: ("joint_states", (JOINT_STATE,)),
+        topics.motor_states: ("motor_states", (JOINT_STATE,)),
+        topics.wrench: ("wrench", (WRENCH_STAMPED,)),
+        topics.commands: ("commands", (FLOAT64_ARRAY,)),
+        "/identifier/gate_open": ("gate", (BOOL,)),
+        "/identifier/r2": ("r2", (FLOAT64_ARRAY,)),
+    }
+    available_topics: dict[str, str] = {}
+    resolved: dict[str, str] = {}
+
+    def add_wrench(msg: Any, t: float) -> None:
+        if wrench["t"] and t <= wrench["t"][-1]:
+            return
+        f, m = msg.wrench.force, msg.wrench.torque
+        wrench["t"].append(t)
+        wrench["force"].append([f.x, f.y, f.z])
+        wrench["torque"].append([m.x, m.y, m.z])
+        wrench["frame"].append(msg.header.frame_id)
+
+    def add_array(key: str) -> Callable[[Any, float], None]:
+        def add(msg: Any, t: float) -> None:
+            values = np.atleast_1d(np.asarray(msg.data, dtype=float))
+            ts, rows = arrays[key]
+            if (rows and values.shape != rows[0].shape) or (ts and t <= ts[-1]):
+                return
+            ts.append(t)
+            rows.append(values)
+
+        return add
+
+    def found_for(available: dict[str, str]) -> list[_Found]:
+        available_topics.update(available)
+        out = []
+        for wanted, (key, types) in expected.items():
+            topic = _match_topic(wanted, available)
+            if topic is None:
+                continue
+            msgtype = available[topic]
+            if msgtype not in types:
+                if key == "joint_states":
+                    raise UnsupportedTypeError(
+                        f"{path}: topic {topic} has type {msgtype}; expected {JOINT_STATE} "
+                        "(pick the right topic with --joint-states-topic)"
+                    )
+                notes.append(f"topic {topic} has type {msgtype}, not {' or '.join(types)}: ignored")
+                continue
+            resolved[key] = topic
+            if key in collectors:
+                collector = collectors[key]
+                out.append(_Found(topic, msgtype, lambda msg, t, c=collector: c.add(msg, _stamp(msg))))
+            elif key == "wrench":
+                out.append(_Found(topic, msgtype, lambda msg, t: add_wrench(msg, _stamp(msg))))
+            else:
+                out.append(_Found(topic, msgtype, lambda msg, t, k=key: add_array(k)(msg, t)))
+        return out
+
+    def consume(messages: Iterator[tuple[_Found, int, Any]]) -> None:
+        count = 0
+        for found, timestamp, msg in messages:
+            found.add(msg, timestamp * 1e-9)
+            count += 1
+            if progress is not None and count % 2000 == 0:
+                progress(min(0.99, count / _estimated_messages(files, count)))
+
+    errors = (AnyReaderError, ReaderError, SerdeError, TypesysError, sqlite3.DatabaseError, struct.error, OSError)
+    try:
+        consume(_rosbags_messages(target, found_for))
+    except errors as exc:
+        had = collectors["joint_states"].t
+        if storage == "mcap" and not had:
+            # rosbags needs the footer and index an interrupted recording never wrote: scan instead.
+            notes.append(f"rosbags could not read {path} ({exc}); recovered by scanning the MCAP file")
+            try:
+                for file in files:
+                    consume(_scan_mcap(file, found_for, notes))
+            except (SerdeError, TypesysError, struct.error, UnicodeDecodeError, IndexError) as scan_exc:
+                notes.append(f"scan stopped: {scan_exc}")
+        elif had:
+            notes.append(f"{path} is damaged ({exc}): kept the {len(had)} joint states read before the damage")
+        else:
+            hint = " (`sqlite3 FILE .recover` may rescue a damaged .db3)" if storage == "sqlite3" else ""
+            raise CorruptBagError(f"{path} cannot be read: {exc}{hint}") from None
+        if not collectors["joint_states"].t:
+            details = "; ".join(notes)
+            raise CorruptBagError(f"{path} is damaged and no joint state could be recovered: {details}") from None
+    if progress is not None:
+        progress(1.0)
+
+    if "joint_states" not in resolved:
+        if not available_topics:
+            raise EmptyBagError(f"{path} holds no topic at all (empty recording)")
+        listing = ", ".join(f"{t} ({m})" for t, m in sorted(available_topics.items()))
+        raise MissingTopicError(
+            f"{path} has no {topics.joint_states} topic; it holds {listing}. "
+            "Record joint_states, or name the topic with --joint-states-topic"
+        )
+    series = collectors["joint_states"].series()
+    for key, collector in collectors.items():
+        for reason, count in collector.dropped.items():
+            notes.append(f"{resolved.get(key, key)}: {count} messages dropped ({reason})")
+    if series is None:
+        raise EmptyBagError(
+            f"{path}: topic {resolved['joint_states']} holds no usable message"
+            + (f" ({'; '.join(notes)})" if notes else "")
+        )
+    if joints is not None and set(joints) - set(series.names):
+        raise BagError(f"{path}: joints {sorted(set(joints) - set(series.names))} are not in the joint states")
+
+    def array_series(key: str) -> ArraySeries | None:
+        ts, rows = arrays[key]
+        return ArraySeries(t=np.array(ts), values=np.array(rows)) if ts else None
+
+    return BagData(
+        path=path,
+        storage=storage,
+        topics=dict(sorted(available_topics.items())),
+        joint_states=series,
+        motor_states=collectors["motor_states"].series(),
+        wrench=(
+            WrenchSeries(
+                t=np.array(wrench["t"]),
+                force=np.array(wrench["force"]),
+                torque=np.array(wrench["torque"]),
+                frame_id=str(wrench["frame"][0]),
+            )
+            if wrench["t"]
+            else None
+        ),
+        commands=array_series("commands"),
+        gate=array_series("gate"),
+        r2=array_series("r2"),
+        warnings=tuple(dict.fromkeys(notes)),
+    )
+
+
+def _estimated_messages(files: list[Path], done: int) -> int:
+    """Rough total message count for progress: ~ bytes / 150 (a small JointState's size)."""
+    return max(done + 1, int(sum(f.stat().st_size for f in files) / 150))
+
+
+# -- writing -------------------------------------------------------------------------------------
+
+
+class BagWriter:
+    """Write the standard topics into a rosbag2 (version 9) directory, atomically.
+
+    Use as a context manager; messages go into ``<path>.tmp-*`` beside ``path``, which is renamed
+    to ``path`` when the block ends without error (and deleted otherwise).
+
+    Args:
+        path: the bag directory to create; must not exist.
+        storage: ``mcap`` (default, what ``ros2 bag record`` writes since Iron) or ``sqlite3``.
+
+    Raises:
+        BagError: ``path`` exists or the storage is unknown.
+    """
+
+    def __init__(self, path: str | Path, *, storage: str = "mcap") -> None:
+        from rosbags.rosbag2 import StoragePlugin
+        from rosbags.typesys import Stores, get_typestore
+
+        self.path = Path(path)
+        plugins = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
+        if storage not in plugins:
+            raise BagError(f"storage = {storage!r}: expected 'mcap' or 'sqlite3'")
+        if self.path.exists():
+            raise BagError(f"{self.path} exists already: choose another --out or remove it")
+        self.storage = storage
+        self._plugin = plugins[storage]
+        self.typestore = get_typestore(Stores.LATEST)
+        self._types = self.typestore.types
+        self._writer: Any = None
+        self._tmp: Path | None = None
+        self._connections: dict[str, Any] = {}
+
+    def __enter__(self) -> BagWriter:
+        from rosbags.rosbag2 import Writer
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.tmp-", dir=self.path.parent))
+        self._tmp.rmdir()  # rosbags creates the directory itself
+        self._writer = Writer(self._tmp, version=9, storage_plugin=self._plugin)
+        self._writer.open()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        assert self._writer is not None and self._tmp is not None
+        if exc_type is None:
+            self._writer.close()
+            # rosbags names the storage file after the directory: give it the bag's name.
+            for file in self._tmp.iterdir():
+                if file.stem == self._tmp.name:
+                    file.rename(self._tmp / f"{self.path.name}{file.suffix}")
+            meta = self._tmp / "metadata.yaml"
+            meta.write_text(meta.read_text().replace(self._tmp.name, self.path.name))
+            if self.path.exists():
+                shutil.rmtree(self._tmp, ignore_errors=True)
+                raise BagError(f"{self.path} appeared while recording: the recording was discarded")
+            self._tmp.rename(self.path)
+        else:
+            try:
+                self._writer.close()
+            finally:
+                shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def _write(self, topic: str, msgtype: str, t_ns: int, msg: Any) -> None:
+        connection = self._connections.get(topic)
+        if connection is None:
+            connection = self._writer.add_connection(topic, msgtype, typestore=self.typestore)
+            self._connections[topic] = connection
+        self._writer.write(connection, int(t_ns), self.typestore.serialize_cdr(msg, msgtype))
+
+    def _header(self, t: float, frame_id: str = "") -> Any:
+        sec = int(np.floor(t))
+        nanosec = min(int(round((t - sec) * 1e9)), 999_999_999)
+        Time = self._types["builtin_interfaces/msg/Time"]
+        return self._types["std_msgs/msg/Header"](stamp=Time(sec=sec, nanosec=nanosec), frame_id=frame_id)
+
+    def joint_state(
+        self,
+        topic: str,
+        t: float,
+        names: Sequence[str],
+        position: ArrayLike | None = None,
+        velocity: ArrayLike | None = None,
+        effort: ArrayLike | None = None,
+    ) -> None:
+        """A JointState stamped and received at ``t`` [s] (arrays (n,); empty where None)."""
+
+        def arr(x: ArrayLike | None) -> FloatArray:
+            return np.zeros(0) if x is None else np.asarray(x, dtype=np.float64).ravel()
+
+        msg = self._types[JOINT_STATE](
+            header=self._header(t),
+            name=list(names),
+            position=arr(position),
+            velocity=arr(velocity),
+            effort=arr(effort),
+        )
+        self._write(topic, JOINT_STATE, round(t * 1e9), msg)
+
+    def wrench(self, topic: str, t: float, force: ArrayLike, torque: ArrayLike, frame_id: str = "") -> None:
+        """A WrenchStamped at ``t`` [s]: force (3,) [N], torque (3,) [N m] in ``frame_id``."""
+        Vector3 = self._types["geometry_msgs/msg/Vector3"]
+        f, m = (np.asarray(x, dtype=float) for x in (force, torque))
+        msg = self._types[WRENCH_STAMPED](
+            header=self._header(t, frame_id),
+            wrench=self._types["geometry_msgs/msg/Wrench"](
+                force=Vector3(x=f[0], y=f[1], z=f[2]), torque=Vector3(x=m[0], y=m[1], z=m[2])
+            ),
+        )
+        self._write(topic, WRENCH_STAMPED, round(t * 1e9), msg)
+
+    def array(self, topic: str, t: float, values: ArrayLike) -> None:
+        """A Float64MultiArray received at ``t`` [s] (the ros2_controllers command format)."""
+        layout = self._types["std_msgs/msg/MultiArrayLayout"](dim=[], data_offset=0)
+        msg = self._types[FLOAT64_ARRAY](layout=layout, data=np.asarray(values, dtype=np.float64).ravel())
+        self._write(topic, FLOAT64_ARRAY, round(t * 1e9), msg)
+
+    def boolean(self, topic: str, t: float, value: bool) -> None:
+        """A std_msgs/Bool received at ``t`` [s]."""
+        self._write(topic, BOOL, round(t * 1e9), self._types[BOOL](data=bool(value)))
