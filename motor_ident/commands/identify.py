@@ -1,37 +1,111 @@
-"""``motor-ident identify``: offline identification from a recorded CSV / NPZ file."""
+"""``motor-ident identify``: offline identification from a recorded CSV / NPZ file or rosbag2 bag."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from motor_ident.commands.common import floats, write_json
 
+# Above this many samples the command shows a progress bar (reading, then fitting).
+PROGRESS_SAMPLES = 20000
+
+
+def is_bag(path: str | Path) -> bool:
+    """True for a rosbag2 directory, a .mcap or a .db3 file."""
+    path = Path(path)
+    return path.is_dir() or path.suffix.lower() in (".mcap", ".db3")
+
+
+def _size(path: str | Path) -> int:
+    """Bytes of a file or of every file under a directory (0 when missing)."""
+    path = Path(path)
+    if path.is_dir():
+        return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    return path.stat().st_size if path.exists() else 0
+
+
+def report_directory(args: argparse.Namespace) -> Path | None:
+    """Where the HTML report goes: ``--report``, else beside ``--out`` / ``--json``, else nowhere."""
+    if args.no_report:
+        return None
+    if args.report:
+        return Path(args.report)
+    for given in (args.out, args.json):
+        if given:
+            path = Path(given)
+            return path.with_name(f"{path.stem}_report")
+    return None
+
 
 def cmd_identify(args: argparse.Namespace) -> int:
-    """Identify parameters from a recorded CSV / NPZ file."""
+    """Identify parameters from a recorded CSV / NPZ file or a rosbag2 bag."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
     from motor_ident.core.identification import identify
+    from motor_ident.io.bags import BagTopics, read_bag
     from motor_ident.io.data import load_record
     from motor_ident.io.params import ParameterSet, save_parameters
     from motor_ident.io.robot_config import load_robot_config
 
     config = load_robot_config(args.robot)
     regressor = config.build_regressor()
-    record = load_record(args.data).select(config.joints).with_derivatives()
-    assert record.qd is not None and record.qdd is not None
-    theta_nominal = config.nominal_parameters(regressor)
-    result = identify(
-        regressor,
-        record.q,
-        record.qd,
-        record.qdd,
-        record.tau,
-        method=args.method,
-        theta_nominal=theta_nominal,
-        alpha=args.alpha,
-        validate_fraction=args.validate,
-    )
+    console = Console(stderr=True)
+    notes: tuple[str, ...] = ()
+    gate: list[tuple[float, bool]] | None = None
+    r2: tuple[np.ndarray, np.ndarray] | None = None
+    with Progress(
+        TextColumn("[bold]identify[/] {task.description}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>3.0f} %"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    ) as bar:
+
+        def stage(description: str) -> Callable[[float], None]:
+            task = bar.add_task(description, total=1.0)
+            return lambda fraction: bar.update(task, completed=fraction)
+
+        if is_bag(args.data):
+            bag = read_bag(
+                args.data,
+                joints=config.joints,
+                topics=BagTopics(joint_states=args.joint_states_topic, motor_states="", wrench="", commands=""),
+                progress=stage(f"reading {args.data}") if _size(args.data) > 150 * PROGRESS_SAMPLES else None,
+            )
+            notes = bag.warnings
+            record = bag.joint_record(config.joints)
+            if bag.gate is not None:
+                gate = [(float(t), bool(v[0])) for t, v in zip(bag.gate.t, bag.gate.values)]
+            if bag.r2 is not None and bag.r2.values.shape[1] == len(config.joints):
+                r2 = (bag.r2.t, bag.r2.values)
+        else:
+            record = load_record(args.data).select(config.joints)
+        record = record.with_derivatives()
+        assert record.qd is not None and record.qdd is not None
+        theta_nominal = config.nominal_parameters(regressor)
+        result = identify(
+            regressor,
+            record.q,
+            record.qd,
+            record.qdd,
+            record.tau,
+            method=args.method,
+            theta_nominal=theta_nominal,
+            alpha=args.alpha,
+            validate_fraction=args.validate,
+            progress=stage("fitting") if record.t.size > PROGRESS_SAMPLES else None,
+        )
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
     fit, base = result.fit, result.base
     print(f"robot {config.name}: {result.n_train} training samples, {result.n_heldout} held out, method {fit.method}")
     print(f"condition number {fit.condition_number:.4g}, {base.n_base} base parameters")
@@ -67,33 +141,70 @@ def cmd_identify(args: argparse.Namespace) -> int:
             ),
         )
         print(f"parameters written to {args.out}")
-    write_json(
-        args.json,
-        {
-            "robot": config.name,
-            "method": fit.method,
-            "joints": list(config.joints),
-            "r2_per_joint": floats(fit.r2),
-            "r2_uncentred_per_joint": floats(fit.r2_uncentred),
-            "nrmse_per_joint": floats(fit.nrmse),
-            "condition_number": float(fit.condition_number),
-            "n_base_parameters": base.n_base,
-            "heldout_r2_per_joint": None if result.heldout is None else floats(result.heldout.r2),
-            "base_parameters": dict(zip(base.expressions(), floats(fit.theta))),
-            "base_parameter_std": floats(fit.std),
-        },
-    )
+    report = report_directory(args)
+    report_page = None
+    if report is not None:
+        from motor_ident.io.report import ReportInput, write_report
+
+        report_page = write_report(
+            report,
+            ReportInput(
+                title=f"Identification of {config.name}",
+                source=str(args.data),
+                robot=config.name,
+                regressor=regressor,
+                result=result,
+                t=record.t,
+                q=record.q,
+                qd=record.qd,
+                qdd=record.qdd,
+                tau=record.tau,
+                gate=gate,
+                r2=r2,
+                notes=notes,
+            ),
+        )
+        print(f"report written to {report_page}")
+    payload: dict[str, Any] = {
+        "robot": config.name,
+        "method": fit.method,
+        "joints": list(config.joints),
+        "r2_per_joint": floats(fit.r2),
+        "r2_uncentred_per_joint": floats(fit.r2_uncentred),
+        "nrmse_per_joint": floats(fit.nrmse),
+        "condition_number": float(fit.condition_number),
+        "n_base_parameters": base.n_base,
+        "heldout_r2_per_joint": None if result.heldout is None else floats(result.heldout.r2),
+        "heldout_nrmse_per_joint": None if result.heldout is None else floats(result.heldout.nrmse),
+        "base_parameters": dict(zip(base.expressions(), floats(fit.theta))),
+        "base_parameter_std": floats(fit.std),
+        "n_samples": int(record.t.size),
+        "warnings": list(notes),
+        "report": None if report_page is None else str(report_page),
+    }
+    write_json(args.json, payload)
     return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``identify`` to the command line."""
-    p = sub.add_parser("identify", help="offline identification from recorded data (CSV / NPZ)")
-    p.add_argument("data", help="recorded data file (.npz or .csv)")
+    p = sub.add_parser("identify", help="offline identification from recorded data (CSV / NPZ / rosbag2)")
+    p.add_argument("data", help="recorded data: .npz, .csv, or a rosbag2 bag (directory, .mcap or .db3)")
     p.add_argument("--robot", required=True, help="robot config name (e.g. valkyrie_arm) or YAML path")
     p.add_argument("--method", choices=["ols", "wls", "nominal"], default="wls", help="estimator (default wls)")
     p.add_argument("--alpha", type=float, default=0.9, help="data weight of --method nominal (seed 001 eq. 105)")
     p.add_argument("--validate", type=float, default=0.0, metavar="FRACTION", help="hold out this final fraction")
     p.add_argument("--out", help="write identified parameters to this YAML file")
     p.add_argument("--json", help="write the fit summary to this JSON file")
+    p.add_argument(
+        "--report",
+        metavar="DIR",
+        help="write the HTML report (index.html + PNGs) here (default: <out>_report/ beside --out or --json)",
+    )
+    p.add_argument("--no-report", action="store_true", help="write no HTML report")
+    p.add_argument(
+        "--joint-states-topic",
+        default="/joint_states",
+        help="bags: topic of the joint states (sensor_msgs/JointState; effort = joint torque)",
+    )
     p.set_defaults(func=cmd_identify)

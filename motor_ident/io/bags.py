@@ -78,12 +78,18 @@ class CorruptBagError(BagError):
 
 @dataclass(frozen=True)
 class BagTopics:
-    """Topic names of a recording (leading slash optional; a unique ``.../<name>`` also matches)."""
+    """Topic names of a recording (leading slash optional; a unique ``.../<name>`` also matches).
+
+    An empty name skips that topic (reading is faster when only the joint states are needed).
+    ``gate`` and ``r2`` are the online identifier's outputs, for the report's gate timeline.
+    """
 
     joint_states: str = "/joint_states"
     motor_states: str = "/motor_states"
     wrench: str = "/ft_sensor/wrench"
     commands: str = "/effort_controller/commands"
+    gate: str = "/identifier/gate_open"
+    r2: str = "/identifier/r2"
 
 
 @dataclass(frozen=True, eq=False)
@@ -400,7 +406,7 @@ def _mcap_records(data: bytes, start: int, end: int) -> Iterator[tuple[int, int,
 
 
 def _scan_mcap(
-    path: Path, found_for: Callable[[dict[str, str]], list[_Found]], notes: list[str]
+    path: Path, found_for: Callable[[dict[str, str]], list[_Found]], notes: list[str], *, raw: bool = False
 ) -> Iterator[tuple[_Found, int, Any]]:
     """Decoded messages of an MCAP file read record by record, up to the first damaged record.
 
@@ -424,7 +430,9 @@ def _scan_mcap(
     fallback = get_typestore(Stores.LATEST)
     state = {"end": 8, "messages": 0}
 
-    def decode(msgtype: str, raw: bytes) -> Any:
+    def decode(msgtype: str, data: bytes) -> Any:
+        if raw:
+            return data
         if msgtype not in stores:
             store = fallback
             definition = next((d for name, d in schemas.values() if name == msgtype and d), None)
@@ -432,7 +440,7 @@ def _scan_mcap(
                 store = get_typestore(Stores.EMPTY)
                 store.register(get_types_from_msg(definition, msgtype))
             stores[msgtype] = store
-        return stores[msgtype].deserialize_cdr(raw, msgtype)
+        return stores[msgtype].deserialize_cdr(data, msgtype)
 
     def records(buf: bytes, start: int, end: int, top: bool) -> Iterator[tuple[_Found, int, Any]]:
         nonlocal wanted
@@ -520,12 +528,16 @@ def read_bag(
     wrench: dict[str, list[Any]] = {"t": [], "force": [], "torque": [], "frame": []}
     arrays: dict[str, tuple[list[float], list[FloatArray]]] = {"commands": ([], []), "gate": ([], []), "r2": ([], [])}
     expected = {
-        topics.joint_states: ("joint_states", (JOINT_STATE,)),
-        topics.motor_states: ("motor_states", (JOINT_STATE,)),
-        topics.wrench: ("wrench", (WRENCH_STAMPED,)),
-        topics.commands: ("commands", (FLOAT64_ARRAY,)),
-        "/identifier/gate_open": ("gate", (BOOL,)),
-        "/identifier/r2": ("r2", (FLOAT64_ARRAY,)),
+        topic: spec
+        for topic, spec in (
+            (topics.joint_states, ("joint_states", (JOINT_STATE,))),
+            (topics.motor_states, ("motor_states", (JOINT_STATE,))),
+            (topics.wrench, ("wrench", (WRENCH_STAMPED,))),
+            (topics.commands, ("commands", (FLOAT64_ARRAY,))),
+            (topics.gate, ("gate", (BOOL,))),
+            (topics.r2, ("r2", (FLOAT64_ARRAY,))),
+        )
+        if topic
     }
     available_topics: dict[str, str] = {}
     resolved: dict[str, str] = {}
@@ -653,6 +665,70 @@ def read_bag(
         r2=array_series("r2"),
         warnings=tuple(dict.fromkeys(notes)),
     )
+
+
+@dataclass(frozen=True)
+class RawMessage:
+    """One message of a bag as stored: topic, type, receive time [ns] and CDR bytes."""
+
+    topic: str
+    msgtype: str
+    time_ns: int
+    data: bytes
+
+
+def raw_messages(path: str | Path, *, topics: Sequence[str] | None = None) -> tuple[list[RawMessage], list[str]]:
+    """Every message of a bag (or of ``topics``) undecoded, in receive-time order, for replay.
+
+    A damaged MCAP gives its intact part (see `read_bag`); the second value lists the warnings.
+
+    Raises:
+        BagError: not a bag, or damaged beyond recovery; MissingTopicError: a topic asked for is absent.
+    """
+    from rosbags.highlevel import AnyReader, AnyReaderError
+    from rosbags.rosbag2.errors import ReaderError
+    from rosbags.typesys import Stores, get_typestore
+
+    path = Path(path)
+    target, storage, files, notes = _resolve_storage(path)
+    wanted = None if topics is None else {"/" + t.lstrip("/") for t in topics}
+    out: list[RawMessage] = []
+    available: dict[str, str] = {}
+
+    def check(found: dict[str, str]) -> None:
+        available.update(found)
+
+    try:
+        with AnyReader([target], default_typestore=get_typestore(Stores.LATEST)) as reader:
+            check({c.topic: c.msgtype for c in reader.connections})
+            connections = [c for c in reader.connections if wanted is None or c.topic in wanted]
+            for connection, timestamp, data in reader.messages(connections=connections):
+                out.append(RawMessage(connection.topic, connection.msgtype, timestamp, bytes(data)))
+    except (AnyReaderError, ReaderError, sqlite3.DatabaseError, OSError) as exc:
+        if storage != "mcap" or out:
+            if not out:
+                raise CorruptBagError(f"{path} cannot be read: {exc}") from None
+            notes.append(f"{path} is damaged ({exc}): kept the {len(out)} messages read before the damage")
+        else:
+            notes.append(f"rosbags could not read {path} ({exc}); recovered by scanning the MCAP file")
+
+            def found_for(found: dict[str, str]) -> list[_Found]:
+                check(found)
+                return [
+                    _Found(topic, msgtype, lambda msg, t: None)
+                    for topic, msgtype in found.items()
+                    if wanted is None or topic in wanted
+                ]
+
+            for file in files:
+                for found, timestamp, data in _scan_mcap(file, found_for, notes, raw=True):
+                    out.append(RawMessage(found.topic, found.msgtype, timestamp, data))
+            out.sort(key=lambda m: m.time_ns)
+    if wanted is not None and (absent := sorted(wanted - set(available))):
+        raise MissingTopicError(f"{path} has no topic {absent}; it holds {sorted(available)}")
+    if not out:
+        raise EmptyBagError(f"{path} holds no message" + (f" on {sorted(wanted)}" if wanted else ""))
+    return out, list(dict.fromkeys(notes))
 
 
 def _estimated_messages(files: list[Path], done: int) -> int:
