@@ -101,13 +101,15 @@ def _save(fig: object, path: Path) -> None:
     plt.close(fig)  # type: ignore[arg-type]
 
 
-def write_report(out_dir: str | Path, data: ReportInput, *, max_points: int = 20000) -> Path:
+def write_report(out_dir: str | Path, data: ReportInput, *, max_points: int = 20000, max_drawn: int = 2500) -> Path:
     """Write the report of ``data`` into ``out_dir``; returns the path of ``index.html``.
 
     Args:
         out_dir: directory to create or update.
         data: what to show.
-        max_points: predictions are computed and drawn on at most this many evenly spaced samples.
+        max_points: residuals and predictions are computed on at most this many evenly spaced samples.
+        max_drawn: time series and scatter plots draw at most this many of those (drawing is what
+            costs: a figure of 20000 points takes seconds to render).
     """
     import matplotlib
 
@@ -131,6 +133,7 @@ def write_report(out_dir: str | Path, data: ReportInput, *, max_points: int = 20
     )
     friction = reg.friction_torque(qd, res.theta) if idx.size else np.zeros((0, n))
     heldout = idx >= res.n_train
+    drawn = _subsample(idx.size, max_drawn)
     t_split = data.t[res.n_train] if res.n_heldout else None
     figures: list[tuple[str, str]] = []
 
@@ -138,8 +141,8 @@ def write_report(out_dir: str | Path, data: ReportInput, *, max_points: int = 20
     fig, axes = plt.subplots(n, 1, figsize=(10, 1.9 * n + 0.6), sharex=True, squeeze=False)
     for j, name in enumerate(joints):
         ax = axes[j, 0]
-        ax.plot(t, tau[:, j], color="0.55", linewidth=0.6, label="measured")
-        ax.plot(t, predicted[:, j], color="tab:blue", linewidth=0.8, label="predicted")
+        ax.plot(t[drawn], tau[drawn, j], color="0.55", linewidth=0.6, label="measured")
+        ax.plot(t[drawn], predicted[drawn, j], color="tab:blue", linewidth=0.8, label="predicted")
         if t_split is not None:
             ax.axvspan(t_split, data.t[-1], color="tab:orange", alpha=0.12, label="held out")
         ax.set_ylabel(f"{name}\n[N m]", fontsize=8)
@@ -175,7 +178,9 @@ def write_report(out_dir: str | Path, data: ReportInput, *, max_points: int = 20
     rigid = predicted - friction
     for j, name in enumerate(joints):
         ax = axes[j // cols, j % cols]
-        ax.scatter(qd[:, j], tau[:, j] - rigid[:, j], s=1, color="0.6", alpha=0.4, label="measured - rigid body")
+        ax.scatter(
+            qd[drawn, j], tau[drawn, j] - rigid[drawn, j], s=1, color="0.6", alpha=0.4, label="measured - rigid body"
+        )
         lo, hi = (float(np.min(qd[:, j])), float(np.max(qd[:, j]))) if idx.size else (-1.0, 1.0)
         v = np.linspace(lo, hi, 400)
         V = np.zeros((v.size, n))

@@ -34,14 +34,18 @@ def _offline(node, record, start: int):
 
 
 def test_replayed_bag_gives_the_offline_estimate_and_a_loop_resets_cleanly(bag: Path) -> None:
-    """Two passes at rate 1 over DDS: one clean buffer reset, and the window estimate of the offline path."""
+    """Two passes at rate 1 over DDS: monitoring topics flow, one clean buffer reset, the offline estimate."""
     import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.experimental import EventsExecutor
     from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Bool, Float64MultiArray
 
     from motor_ident.core.identification import identify
     from motor_ident.io.bags import read_bag
     from motor_ident.ros.bag_player import BagPlayer
+    from motor_ident.ros.common import LATCHED_QOS
     from motor_ident.ros.identifier_node import IdentifierNode
 
     context = rclpy.Context()
@@ -63,6 +67,18 @@ def test_replayed_bag_gives_the_offline_estimate_and_a_loop_resets_cleanly(bag: 
             bag, rate=1.0, loop=True, loops=2, topics=["/joint_states"], wait_for_subscribers=10.0, context=context
         )
         nodes.append(player)
+        # What rqt_plot / rqt_robot_monitor would show during the replay (README, "Watching a run").
+        watcher = rclpy.create_node("watcher", context=context)
+        nodes.append(watcher)
+        seen = {"predicted": 0, "r2": 0, "gate": 0, "diagnostics": 0}
+
+        def count(key: str):
+            return lambda msg: seen.__setitem__(key, seen[key] + 1)
+
+        watcher.create_subscription(JointState, "identifier/predicted_effort", count("predicted"), 10)
+        watcher.create_subscription(Float64MultiArray, "identifier/r2", count("r2"), 10)
+        watcher.create_subscription(Bool, "identifier/gate_open", count("gate"), LATCHED_QOS)
+        watcher.create_subscription(DiagnosticArray, "/diagnostics", count("diagnostics"), 10)
         executor = EventsExecutor(context=context)
         for node in nodes:
             executor.add_node(node)
@@ -76,6 +92,8 @@ def test_replayed_bag_gives_the_offline_estimate_and_a_loop_resets_cleanly(bag: 
         core = identifier.core
         record = read_bag(bag).joint_record(identifier.config.joints)
         N = record.t.size
+        # The monitoring topics flowed; /diagnostics runs on a sim-time timer, so /clock drove it.
+        assert all(seen.values()), seen
         # The loop: exactly one reset, the first sample after it refused as "clock went backwards".
         assert core.resets == 1 and "backwards" in identifier.last_reject_reason
         received = core.samples_seen + identifier.rejected + core.dropped - 1  # -1: dropped counted twice
