@@ -163,7 +163,16 @@ def write_report(out_dir: str | Path, data: ReportInput, *, max_points: int = 20
         for mask, label, color in ((~heldout, "training", "tab:blue"), (heldout, "held out", "tab:orange")):
             if mask.any():
                 span = tuple(np.percentile(residual[:, j], [0.1, 99.9]))  # one spike must not squash the rest
-                ax.hist(residual[mask, j], bins=40, range=span, alpha=0.6, color=color, density=True, label=label)
+                ax.hist(
+                    residual[mask, j],
+                    bins=40,
+                    range=span,
+                    histtype="stepfilled",
+                    alpha=0.5,
+                    color=color,
+                    density=True,
+                    label=label,
+                )
         ax.set_title(f"{name}: std {np.std(residual[:, j]):.3g} N m", fontsize=8)
         ax.set_xlabel("residual [N m]", fontsize=8)
         ax.legend(fontsize=6)
