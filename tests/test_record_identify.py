@@ -37,6 +37,8 @@ def identified(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                 str(paths["json"]),
                 "--report",
                 str(paths["report"]),
+                "--online",
+                SCENARIO,
             ]
         )
         == 0
@@ -86,6 +88,18 @@ def test_identify_from_bag_recovers_the_simulated_arm(identified: dict[str, Path
     )
     rms = np.sqrt(np.mean(error**2, axis=0))
     assert np.all(rms < 0.06), rms
+
+
+def test_online_replay_reproduces_the_recorded_identifier(identified: dict[str, Path]) -> None:
+    """identify --online runs the node's estimator over the bag: same gate time and R2 as recorded live."""
+    from motor_ident.io.bags import read_bag
+
+    online = json.loads(identified["json"].read_text())["online"]
+    data = read_bag(identified["bag"])
+    assert data.gate is not None and data.r2 is not None
+    opened = [t for t, v in zip(data.gate.t, data.gate.values[:, 0]) if v]
+    assert online["gate_opened_at_s"] == pytest.approx(opened[0], abs=1e-9)
+    np.testing.assert_allclose(online["r2_per_joint"], data.r2.values[-1], rtol=1e-9)
 
 
 def _chromium() -> str | None:

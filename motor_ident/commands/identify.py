@@ -30,6 +30,53 @@ def _size(path: str | Path) -> int:
     return path.stat().st_size if path.exists() else 0
 
 
+def online_replay(
+    scenario: str, joints: tuple[str, ...], t: np.ndarray, q: np.ndarray, qd: np.ndarray, tau: np.ndarray
+) -> dict[str, Any]:
+    """Run the identifier node's estimator and gate (settings of ``scenario``) over a record.
+
+    The same `OnlineIdentifier` the node wraps, built from the scenario's parameter file by
+    `build_closed_loop`, fed sample by sample: what the node would have done on this recording.
+
+    Returns:
+        ``gate`` [(t, open)] at every change, ``r2_t`` (M,) and ``r2`` (M, n) at every refit (the
+        gate's R^2 definition), ``gate_opened_at_s``, the final ``reason`` and ``fit``.
+
+    Raises:
+        ConfigError: the scenario's robot has other joints than the record.
+    """
+    from motor_ident.errors import ConfigError
+    from motor_ident.sim.closed_loop import build_closed_loop
+
+    core = build_closed_loop(scenario).identifier
+    if tuple(core.regressor.robot.joint_names) != tuple(joints):
+        raise ConfigError(
+            f"--online {scenario}: its robot has joints {list(core.regressor.robot.joint_names)}, "
+            f"the data {list(joints)}"
+        )
+    uncentred = core.config.gate.r2_definition == "uncentred"
+    gate: list[tuple[float, bool]] = [(float(t[0]), False)]
+    r2_t: list[float] = []
+    r2: list[np.ndarray] = []
+    last = None
+    for k in range(t.size):
+        core.add_sample(t[k], q[k], qd[k], tau[k])
+        if core.fit is not None and core.fit is not last:
+            last = core.fit
+            r2_t.append(float(t[k]))
+            r2.append(core.fit.r2_uncentred if uncentred else core.fit.r2)
+        if core.gate_open != gate[-1][1]:
+            gate.append((float(t[k]), core.gate_open))
+    return {
+        "gate": gate,
+        "r2_t": np.array(r2_t),
+        "r2": np.array(r2).reshape(len(r2_t), len(joints)),
+        "gate_opened_at_s": next((tg for tg, is_open in gate if is_open), None),
+        "reason": core.gate.reason,
+        "fit": core.fit,
+    }
+
+
 def report_directory(args: argparse.Namespace) -> Path | None:
     """Where the HTML report goes: ``--report``, else beside ``--out`` / ``--json``, else nowhere."""
     if args.no_report:
@@ -91,6 +138,11 @@ def cmd_identify(args: argparse.Namespace) -> int:
             record = load_record(args.data).select(config.joints)
         record = record.with_derivatives()
         assert record.qd is not None and record.qdd is not None
+        online = None
+        if args.online:
+            online = online_replay(args.online, tuple(config.joints), record.t, record.q, record.qd, record.tau)
+            gate = online["gate"]
+            r2 = (online["r2_t"], online["r2"])
         theta_nominal = config.nominal_parameters(regressor)
         result = identify(
             regressor,
@@ -182,6 +234,21 @@ def cmd_identify(args: argparse.Namespace) -> int:
         "warnings": list(notes),
         "report": None if report_page is None else str(report_page),
     }
+    if online is not None:
+        fit_online = online["fit"]
+        payload["online"] = {
+            "scenario": args.online,
+            "gate_opened_at_s": online["gate_opened_at_s"],
+            "gate_open_at_end": bool(online["gate"][-1][1]),
+            "reason": online["reason"],
+            "r2_per_joint": None if fit_online is None else floats(online["r2"][-1]),
+            "condition_number": None if fit_online is None else float(fit_online.condition_number),
+        }
+        opened = online["gate_opened_at_s"]
+        print(
+            f"online identifier ({args.online}): gate opened at "
+            f"{'never' if opened is None else f'{opened:.3f} s'}; at the end: {online['reason']}"
+        )
     write_json(args.json, payload)
     return 0
 
@@ -202,6 +269,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="write the HTML report (index.html + PNGs) here (default: <out>_report/ beside --out or --json)",
     )
     p.add_argument("--no-report", action="store_true", help="write no HTML report")
+    p.add_argument(
+        "--online",
+        metavar="SCENARIO",
+        help="also run the identifier node's sliding window and gate (settings of this scenario) over the "
+        "data: gate timeline and R2 over time in the report and JSON",
+    )
     p.add_argument(
         "--joint-states-topic",
         default="/joint_states",

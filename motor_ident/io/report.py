@@ -209,14 +209,14 @@ def write_report(out_dir: str | Path, data: ReportInput, *, max_points: int = 20
         fig, ax = plt.subplots(figsize=(10, 2.8))
         tg = np.array([g[0] for g in data.gate] + [float(data.t[-1]) if N else data.gate[-1][0]])
         state = np.array([float(g[1]) for g in data.gate] + [float(data.gate[-1][1])])
-        ax.step(tg, state, where="post", color="tab:green", label="gate open (identified model active)")
+        ax.step(tg, state, where="post", color="k", linewidth=1.6, label="gate open (identified model active)")
         if data.r2 is not None and data.r2[0].size:
             for j, name in enumerate(joints):
                 ax.plot(data.r2[0], data.r2[1][:, j], linewidth=0.7, label=f"R2 {name}")
         ax.set_ylim(-0.05, 1.05)
         ax.set_xlabel("time [s]")
-        ax.legend(fontsize=7, ncol=3)
-        ax.set_title("Online gate timeline")
+        ax.legend(fontsize=7, ncol=3, loc="lower right")
+        ax.set_title("Online identifier: gate state (1 = open) and R2 per joint on its window")
         fig.tight_layout()
         _save(fig, out / "gate.png")
         figures.append(("gate.png", "Online identifier: gate state over time"))
