@@ -379,14 +379,18 @@ def _resolve_storage(path: Path) -> tuple[Path, str, list[Path], list[str]]:
 
 
 def _rosbags_messages(
-    target: Path, found_for: Callable[[dict[str, str]], list[_Found]]
+    target: Path, found_for: Callable[[dict[str, str]], list[_Found]], span: dict[str, int]
 ) -> Iterator[tuple[_Found, int, Any]]:
-    """Decoded messages of the wanted topics through rosbags' AnyReader, in receive-time order."""
+    """Decoded messages of the wanted topics through rosbags' AnyReader, in receive-time order.
+
+    ``span`` receives the bag's ``start`` and ``end`` receive times [ns] (for progress).
+    """
     from rosbags.highlevel import AnyReader
     from rosbags.typesys import Stores, get_typestore
 
     with AnyReader([target], default_typestore=get_typestore(Stores.LATEST)) as reader:
         available = {c.topic: c.msgtype for c in reader.connections}
+        span.update(start=reader.start_time, end=reader.end_time)
         wanted = {f.topic: f for f in found_for(available)}
         connections = [c for c in reader.connections if c.topic in wanted]
         for connection, timestamp, raw in reader.messages(connections=connections):
@@ -588,22 +592,28 @@ def read_bag(
                 out.append(_Found(topic, msgtype, lambda msg, t, k=key: add_array(k)(msg, t)))
         return out
 
+    span: dict[str, int] = {}
+
     def consume(messages: Iterator[tuple[_Found, int, Any]]) -> None:
         count = 0
         for found, timestamp, msg in messages:
             found.add(msg, timestamp * 1e-9)
             count += 1
             if progress is not None and count % 2000 == 0:
-                progress(min(0.99, count / _estimated_messages(files, count)))
+                if span and span["end"] > span["start"]:
+                    progress(min(0.99, (timestamp - span["start"]) / (span["end"] - span["start"])))
+                else:
+                    progress(min(0.99, count / _estimated_messages(files, count)))
 
     errors = (AnyReaderError, ReaderError, SerdeError, TypesysError, sqlite3.DatabaseError, struct.error, OSError)
     try:
-        consume(_rosbags_messages(target, found_for))
+        consume(_rosbags_messages(target, found_for, span))
     except errors as exc:
         had = collectors["joint_states"].t
         if storage == "mcap" and not had:
             # rosbags needs the footer and index an interrupted recording never wrote: scan instead.
             notes.append(f"rosbags could not read {path} ({exc}); recovered by scanning the MCAP file")
+            span.clear()
             try:
                 for file in files:
                     consume(_scan_mcap(file, found_for, notes))
