@@ -158,3 +158,17 @@ def test_a_missing_figure_is_reported_on_the_page(identified: dict[str, Path], t
         check=True,
     ).stdout
     assert 'data-figures="3/4"' in dom and "figure friction.png is missing" in dom
+
+
+def test_record_and_identify_refuse_bad_input(identified: dict[str, Path], tmp_path: Path, capsys) -> None:
+    """An existing bag path, a zero duration, a bag without joint states: exit 2 with one clear line."""
+    assert main(["record", "--out", str(identified["bag"]), "--duration", "1"]) == 2
+    assert "exists already" in capsys.readouterr().err
+    assert main(["record", "--out", str(tmp_path / "new"), "--duration", "0"]) == 2
+    assert "--duration = 0.0" in capsys.readouterr().err
+    from motor_ident.io.bags import BagWriter
+
+    with BagWriter(tmp_path / "motors") as bag:
+        bag.joint_state("/motor_states", 0.1, ["m"], [0.0], [0.0], [0.0])
+    assert main(["identify", str(tmp_path / "motors"), "--robot", SCENARIO, "--no-report"]) == 2
+    assert "no /joint_states topic" in capsys.readouterr().err

@@ -57,6 +57,7 @@ def record_scenario(
 
     if not duration > 0.0:
         raise ConfigError(f"--duration = {duration!r}: expected > 0 seconds")
+    writer = BagWriter(out, storage=storage)  # refuses an existing path before the simulation starts
     loop = build_closed_loop(scenario, overrides)
     joints = tuple(loop.sim.robot.joint_names)
     motors = [f"{j}_motor" for j in joints]
@@ -64,7 +65,7 @@ def record_scenario(
     opened: float | None = None
     gate: bool | None = None
     last_fit = None
-    with BagWriter(out, storage=storage) as bag:
+    with writer as bag:
         for _ in range(steps):
             m, _ = loop.step()
             bag.joint_state("/joint_states", m.t, joints, m.q, m.qd, m.effort)

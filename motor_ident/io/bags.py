@@ -393,6 +393,8 @@ def _rosbags_messages(
         span.update(start=reader.start_time, end=reader.end_time)
         wanted = {f.topic: f for f in found_for(available)}
         connections = [c for c in reader.connections if c.topic in wanted]
+        if not connections:  # an empty selection would mean "every topic" to rosbags
+            return
         for connection, timestamp, raw in reader.messages(connections=connections):
             yield wanted[connection.topic], timestamp, reader.deserialize(raw, connection.msgtype)
 
@@ -712,7 +714,7 @@ def raw_messages(path: str | Path, *, topics: Sequence[str] | None = None) -> tu
         with AnyReader([target], default_typestore=get_typestore(Stores.LATEST)) as reader:
             check({c.topic: c.msgtype for c in reader.connections})
             connections = [c for c in reader.connections if wanted is None or c.topic in wanted]
-            for connection, timestamp, data in reader.messages(connections=connections):
+            for connection, timestamp, data in reader.messages(connections=connections) if connections else ():
                 out.append(RawMessage(connection.topic, connection.msgtype, timestamp, bytes(data)))
     except (AnyReaderError, ReaderError, sqlite3.DatabaseError, OSError) as exc:
         if storage != "mcap" or out:

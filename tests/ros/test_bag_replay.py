@@ -122,3 +122,13 @@ def test_replayed_bag_gives_the_offline_estimate_and_a_loop_resets_cleanly(bag: 
         for node in nodes:
             node.destroy_node()
         rclpy.shutdown(context=context)
+
+
+def test_play_command_publishes_the_bag(bag: Path, capfd) -> None:
+    """motor-ident play BAG: every joint state published once (fast rate, no waiting), exit 0; no bag: exit 2."""
+    from motor_ident.cli import main
+
+    assert main(["play", str(bag), "--rate", "20", "--wait", "0", "--topics", "/joint_states"]) == 0
+    assert "published 3000 messages" in capfd.readouterr().out
+    assert main(["play", str(bag.parent / "absent")]) == 2
+    assert "does not exist" in capfd.readouterr().err
