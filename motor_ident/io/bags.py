@@ -11,7 +11,8 @@ Reading: `read_bag` collects the standard topics of a robot run into arrays —
 
 Joint arrays are matched by name in every message (any order; a message missing a joint, with a
 short array or a non-finite value is dropped and counted), and time is the header stamp (the
-bag's receive time for Float64MultiArray, which has no header). `align` puts every other topic on
+bag's receive time for Float64MultiArray, which has no header, and for a message whose driver
+left the stamp at zero). `align` puts every other topic on
 the joint_states stamps: linear interpolation for measurements, zero-order hold for commands (a
 forward command controller holds its last command). `BagData.joint_record` turns the joint
 states into the `JointRecord` that ``motor-ident identify`` fits.
@@ -587,9 +588,9 @@ def read_bag(
             resolved[key] = topic
             if key in collectors:
                 collector = collectors[key]
-                out.append(_Found(topic, msgtype, lambda msg, t, c=collector: c.add(msg, _stamp(msg))))
+                out.append(_Found(topic, msgtype, lambda msg, t, c=collector: c.add(msg, _stamp(msg) or t)))
             elif key == "wrench":
-                out.append(_Found(topic, msgtype, lambda msg, t: add_wrench(msg, _stamp(msg))))
+                out.append(_Found(topic, msgtype, lambda msg, t: add_wrench(msg, _stamp(msg) or t)))
             else:
                 out.append(_Found(topic, msgtype, lambda msg, t, k=key: add_array(k)(msg, t)))
         return out
@@ -836,14 +837,16 @@ class BagWriter:
         position: ArrayLike | None = None,
         velocity: ArrayLike | None = None,
         effort: ArrayLike | None = None,
+        *,
+        stamp: float | None = None,
     ) -> None:
-        """A JointState stamped and received at ``t`` [s] (arrays (n,); empty where None)."""
+        """A JointState received at ``t`` [s], stamped ``stamp`` (``t`` when None); arrays (n,), empty where None."""
 
         def arr(x: ArrayLike | None) -> FloatArray:
             return np.zeros(0) if x is None else np.asarray(x, dtype=np.float64).ravel()
 
         msg = self._types[JOINT_STATE](
-            header=self._header(t),
+            header=self._header(t if stamp is None else stamp),
             name=list(names),
             position=arr(position),
             velocity=arr(velocity),

@@ -158,3 +158,13 @@ def test_bad_messages_are_dropped_and_counted(tmp_path: Path) -> None:
     text = " | ".join(data.warnings)
     for reason in ("joints ['j3'] missing", "non-finite position", "velocity has 2 values", "did not increase"):
         assert reason in text, text
+
+
+def test_unstamped_joint_states_use_the_receive_time(tmp_path: Path) -> None:
+    """A driver that leaves header stamps at zero: the bag's receive times are used instead."""
+    with BagWriter(tmp_path / "bag") as bag:
+        for k in range(5):
+            bag.joint_state("/joint_states", 2.0 + 0.01 * k, JOINTS, [k, 0, 0], [0, 0, 0], [0, 0, 0], stamp=0.0)
+    data = read_bag(tmp_path / "bag")
+    np.testing.assert_allclose(data.joint_states.t, 2.0 + 0.01 * np.arange(5), atol=1e-9)
+    assert data.warnings == ()
