@@ -313,6 +313,38 @@ class _JointStateCollector:
         for f in self.fields:
             self.rows[f].append(arrays[f][order])
 
+    def add_bulk(self, names: tuple[str, ...], t: FloatArray, arrays: dict[str, FloatArray]) -> None:
+        """Many messages with the same names and array sizes at once; same rules as `add`."""
+        if self.names is None:
+            self.names = names
+        order = self._order(names)
+        N = t.size
+        if isinstance(order, str):
+            self.dropped[order] = self.dropped.get(order, 0) + N
+            return
+        if self.fields is None:
+            self.fields = tuple(f for f, a in arrays.items() if a.shape[1])
+        keep = np.ones(N, dtype=bool)
+        for f in self.fields:
+            if arrays[f].shape[1] != len(names):
+                self.dropped[f"{f} has {arrays[f].shape[1]} values for {len(names)} names"] = N
+                return
+            bad = keep & ~np.all(np.isfinite(arrays[f][:, order]), axis=1)
+            if bad.any():
+                self.dropped[f"non-finite {f}"] = self.dropped.get(f"non-finite {f}", 0) + int(bad.sum())
+                keep &= ~bad
+        kept = np.flatnonzero(keep)
+        tk = t[kept]
+        before = np.maximum.accumulate(np.concatenate([[self.t[-1] if self.t else -np.inf], tk]))[:-1]
+        increasing = tk > before
+        if not increasing.all():
+            reason = "time stamp did not increase"
+            self.dropped[reason] = self.dropped.get(reason, 0) + int((~increasing).sum())
+        kept = kept[increasing]
+        self.t.extend(t[kept].tolist())
+        for f in self.fields:
+            self.rows[f].extend(arrays[f][np.ix_(kept, order)])
+
     def series(self) -> JointStateSeries | None:
         if not self.t or self.names is None:
             return None
@@ -326,11 +358,135 @@ class _JointStateCollector:
 
 @dataclass
 class _Found:
-    """A topic of the bag and the collector that consumes it."""
+    """A topic of the bag and the collector that consumes it (undecoded CDR bytes when ``raw``)."""
 
     topic: str
     msgtype: str
     add: Callable[[Any, float], None]
+    raw: bool = False
+
+
+@dataclass(frozen=True)
+class _JointStateLayout:
+    """Byte layout of a little-endian CDR JointState; every message of a topic with the same names,
+    frame id and array sizes has the same layout, so a whole topic decodes as one numpy array.
+
+    CDR (XCDR1, what ROS 2 and rosbags write): a 4-byte encapsulation header, then the fields in
+    order, each aligned to its size relative to the end of that header: stamp (int32 sec, uint32
+    nanosec), frame_id (uint32 length with the NUL, bytes), name (uint32 count, then per string
+    uint32 length + bytes), then position, velocity, effort (uint32 count, 8-aligned float64s).
+    """
+
+    size: int
+    names: tuple[str, ...]
+    fixed: tuple[tuple[int, int], ...]  # byte ranges equal in every message: frame id, names, array counts
+    arrays: tuple[tuple[str, int, int], ...]  # (field, byte offset, count)
+
+
+def _joint_state_layout(raw: bytes) -> _JointStateLayout | None:
+    """The layout of one CDR JointState message, or None when it is not little-endian XCDR1."""
+    if len(raw) < 16 or raw[0] != 0 or raw[1] != 1:
+        return None
+    body = 4
+
+    def align(pos: int, n: int) -> int:
+        return pos + (-(pos - body)) % n
+
+    try:
+        (frame_len,) = struct.unpack_from("<I", raw, 12)
+        pos = 16 + frame_len
+        pos = align(pos, 4)
+        (count,) = struct.unpack_from("<I", raw, pos)
+        pos += 4
+        names = []
+        for _ in range(count):
+            pos = align(pos, 4)
+            (length,) = struct.unpack_from("<I", raw, pos)
+            names.append(raw[pos + 4 : pos + 3 + length].decode())
+            pos += 4 + length
+        arrays = []
+        fixed = [(12, pos)]
+        for field_name in ("position", "velocity", "effort"):
+            pos = align(pos, 4)
+            (count,) = struct.unpack_from("<I", raw, pos)
+            fixed.append((pos, pos + 4))
+            pos += 4
+            if count:
+                pos = align(pos, 8)
+            arrays.append((field_name, pos, count))
+            pos += 8 * count
+    except (struct.error, UnicodeDecodeError):
+        return None
+    if pos > len(raw):
+        return None
+    return _JointStateLayout(len(raw), tuple(names), tuple(fixed), tuple(arrays))
+
+
+class _RawJointStates:
+    """CDR JointState messages of one topic, kept undecoded until the end of the bag.
+
+    `flush` decodes them all at once with numpy when they share one layout (a robot's driver
+    publishes the same names every time), checked against rosbags' decoder on the first message;
+    otherwise, one by one with rosbags.
+    """
+
+    def __init__(self, collector: _JointStateCollector) -> None:
+        self.collector = collector
+        self.raws: list[bytes] = []
+        self.times: list[float] = []
+
+    def add(self, raw: bytes, t: float) -> None:
+        self.raws.append(bytes(raw))
+        self.times.append(t)
+
+    def flush(self) -> None:
+        from rosbags.serde import SerdeError
+
+        store = _typestore()
+        received = np.array(self.times)
+        layout = _joint_state_layout(self.raws[0]) if self.raws else None
+        if layout is not None and self._uniform(layout):
+            table = np.frombuffer(b"".join(self.raws), dtype=np.uint8).reshape(len(self.raws), layout.size)
+            sec = table[:, 4:8].copy().view("<i4")[:, 0].astype(float)
+            nanosec = table[:, 8:12].copy().view("<u4")[:, 0].astype(float)
+            stamps = sec + 1e-9 * nanosec
+            arrays = {
+                name: table[:, offset : offset + 8 * count].copy().view("<f8").reshape(len(self.raws), count)
+                for name, offset, count in layout.arrays
+            }
+            reference = store.deserialize_cdr(self.raws[0], JOINT_STATE)
+            if tuple(reference.name) == layout.names and all(
+                np.array_equal(np.asarray(getattr(reference, f)), arrays[f][0], equal_nan=True) for f in arrays
+            ):
+                self.collector.add_bulk(layout.names, np.where(stamps > 0.0, stamps, received), arrays)
+                return
+        for raw, t in zip(self.raws, self.times):
+            try:
+                msg = store.deserialize_cdr(raw, JOINT_STATE)
+            except (SerdeError, struct.error, IndexError, ValueError):
+                self.collector.dropped["undecodable message"] = self.collector.dropped.get("undecodable message", 0) + 1
+                continue
+            self.collector.add(msg, _stamp(msg) or t)
+
+    def _uniform(self, layout: _JointStateLayout) -> bool:
+        first = self.raws[0]
+        keys = [first[a:b] for a, b in layout.fixed]
+        return all(
+            len(r) == layout.size and all(r[a:b] == k for (a, b), k in zip(layout.fixed, keys)) for r in self.raws
+        )
+
+
+_TYPESTORE: Any = None
+
+
+def _typestore() -> Any:
+    """rosbags' typestore of the latest ROS 2 release (JointState is the same since Foxy)."""
+    global _TYPESTORE
+    if _TYPESTORE is None:
+        from rosbags.typesys import Stores, get_typestore
+
+        _TYPESTORE = get_typestore(Stores.LATEST)
+    return _TYPESTORE
 
 
 def _stamp(msg: Any) -> float:
@@ -397,7 +553,8 @@ def _rosbags_messages(
         if not connections:  # an empty selection would mean "every topic" to rosbags
             return
         for connection, timestamp, raw in reader.messages(connections=connections):
-            yield wanted[connection.topic], timestamp, reader.deserialize(raw, connection.msgtype)
+            found = wanted[connection.topic]
+            yield found, timestamp, (raw if found.raw else reader.deserialize(raw, connection.msgtype))
 
 
 def _mcap_records(data: bytes, start: int, end: int) -> Iterator[tuple[int, int, int]]:
@@ -467,7 +624,8 @@ def _scan_mcap(
                 cid, _, log_time = struct.unpack_from("<HIQ", buf, lo)
                 topic, msgtype = channels.get(cid, ("", ""))
                 if topic in wanted:
-                    yield wanted[topic], log_time, decode(msgtype, buf[lo + 22 : hi])
+                    data = buf[lo + 22 : hi]
+                    yield wanted[topic], log_time, (data if wanted[topic].raw else decode(msgtype, data))
                     state["messages"] += 1
             elif op == 0x06 and top:
                 _, _, size, crc = struct.unpack_from("<QQQI", buf, lo)
@@ -548,6 +706,11 @@ def read_bag(
     }
     available_topics: dict[str, str] = {}
     resolved: dict[str, str] = {}
+    raw_buffers: dict[str, _RawJointStates] = {}
+
+    def received() -> int:
+        buffer = raw_buffers.get("joint_states")
+        return 0 if buffer is None else len(buffer.raws)
 
     def add_wrench(msg: Any, t: float) -> None:
         if wrench["t"] and t <= wrench["t"][-1]:
@@ -587,8 +750,8 @@ def read_bag(
                 continue
             resolved[key] = topic
             if key in collectors:
-                collector = collectors[key]
-                out.append(_Found(topic, msgtype, lambda msg, t, c=collector: c.add(msg, _stamp(msg) or t)))
+                buffer = raw_buffers.setdefault(key, _RawJointStates(collectors[key]))
+                out.append(_Found(topic, msgtype, buffer.add, raw=True))
             elif key == "wrench":
                 out.append(_Found(topic, msgtype, lambda msg, t: add_wrench(msg, _stamp(msg) or t)))
             else:
@@ -612,7 +775,7 @@ def read_bag(
     try:
         consume(_rosbags_messages(target, found_for, span))
     except errors as exc:
-        had = collectors["joint_states"].t
+        had = received()
         if storage == "mcap" and not had:
             # rosbags needs the footer and index an interrupted recording never wrote: scan instead.
             notes.append(f"rosbags could not read {path} ({exc}); recovered by scanning the MCAP file")
@@ -623,13 +786,15 @@ def read_bag(
             except (SerdeError, TypesysError, struct.error, UnicodeDecodeError, IndexError) as scan_exc:
                 notes.append(f"scan stopped: {scan_exc}")
         elif had:
-            notes.append(f"{path} is damaged ({exc}): kept the {len(had)} joint states read before the damage")
+            notes.append(f"{path} is damaged ({exc}): kept the {had} joint states read before the damage")
         else:
             hint = " (`sqlite3 FILE .recover` may rescue a damaged .db3)" if storage == "sqlite3" else ""
             raise CorruptBagError(f"{path} cannot be read: {exc}{hint}") from None
-        if not collectors["joint_states"].t:
+        if not received():
             details = "; ".join(notes)
             raise CorruptBagError(f"{path} is damaged and no joint state could be recovered: {details}") from None
+    for buffer in raw_buffers.values():
+        buffer.flush()
     if progress is not None:
         progress(1.0)
 
