@@ -305,6 +305,7 @@ class GaussianMixtureRegression:
         self.log_weight = np.log(np.maximum(priors, 1e-300)) - 0.5 * log_det - 0.5 * d * np.log(2.0 * np.pi)
         self.n_inputs = d
         self.n_components = K
+        self.mixture = (priors, means, cov)  # to warm-start a refit
 
     def predict(self, x: ArrayLike) -> FloatArray:
         """Conditional mean E[y | x] for inputs (N, d) -> (N,)."""
@@ -340,8 +341,18 @@ class ResidualModel:
         self._models: list[Any] = []
 
     @classmethod
-    def fit(cls, features: ArrayLike, residual: ArrayLike, config: ResidualConfig) -> ResidualModel:
+    def fit(
+        cls,
+        features: ArrayLike,
+        residual: ArrayLike,
+        config: ResidualConfig,
+        *,
+        warm_start: ResidualModel | None = None,
+    ) -> ResidualModel:
         """Fit on features (N, n, f) and residual torques (N, n) [N m].
+
+        ``warm_start``: a previous fit of the same config whose mixtures start EM (a backfitting
+        pass changes the residual little, so EM converges in a few steps instead of ~100).
 
         Raises:
             DataError: shapes disagree, too few finite samples.
@@ -370,10 +381,14 @@ class ResidualModel:
             model._limit[j] = 1.5 * float(np.max(np.abs(yj)))
             zx = ((xj - model._x_mean[j]) / model._x_std[j])[:, model._active[j]]
             zy = (yj - model._y_mean[j]) / model._y_std[j]
-            model._models.append(model._fit_one(zx, zy) if model._active[j].any() else None)
+            previous = None
+            if warm_start is not None and warm_start.config == config and j < len(warm_start._models):
+                if np.array_equal(warm_start._active[j], model._active[j]):
+                    previous = warm_start._models[j]
+            model._models.append(model._fit_one(zx, zy, previous) if model._active[j].any() else None)
         return model
 
-    def _fit_one(self, zx: FloatArray, zy: FloatArray) -> Any:
+    def _fit_one(self, zx: FloatArray, zy: FloatArray, previous: Any = None) -> Any:
         cfg = self.config
         if cfg.kind == "rbf":
             from scipy.interpolate import RBFInterpolator
@@ -381,7 +396,11 @@ class ResidualModel:
             return RBFInterpolator(zx, zy, kernel="thin_plate_spline", smoothing=cfg.rbf_smoothing)
         from gmr import GMM
 
-        gmm = GMM(n_components=cfg.n_components, random_state=np.random.RandomState(cfg.seed))
+        if isinstance(previous, GaussianMixtureRegression):
+            priors, means, covariances = (np.array(x, copy=True) for x in previous.mixture)
+            gmm = GMM(cfg.n_components, priors, means, covariances, random_state=np.random.RandomState(cfg.seed))
+        else:
+            gmm = GMM(n_components=cfg.n_components, random_state=np.random.RandomState(cfg.seed))
         with _single_blas_thread():
             gmm.from_samples(np.column_stack([zx, zy]), init_params="kmeans++", oracle_approximating_shrinkage=True)
         return GaussianMixtureRegression(gmm.priors, gmm.means, gmm.covariances)
@@ -497,11 +516,13 @@ def identify_three_loop(
     tau_f = np.stack([fit.torque(qd[:, j]) for j, fit in enumerate(friction)], axis=1)
     features = residual_features(residual.features, delta=delta, delta_rate=delta_rate, qd=qd, q=q)
     tau_u = np.zeros_like(tau)
+    model: ResidualModel | None = None
     for _ in range(iterations):
         link = identify(regressor, q, qd, qdd, tau - tau_f - tau_u, method=Method.WLS, base=base)
         rigid = tau_f + Y @ link.fit.theta
-        model = ResidualModel.fit(features, tau - rigid, residual)
+        model = ResidualModel.fit(features, tau - rigid, residual, warm_start=model)
         tau_u = model.predict(features)
+    assert model is not None  # iterations >= 1
     return ThreeLoopModel(
         friction=tuple(friction),
         link_regressor=regressor,
