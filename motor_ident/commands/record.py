@@ -20,6 +20,8 @@ clock.
 from __future__ import annotations
 
 import argparse
+import signal
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,22 +67,33 @@ def record_scenario(
     opened: float | None = None
     gate: bool | None = None
     last_fit = None
-    with writer as bag:
-        for _ in range(steps):
-            m, _ = loop.step()
-            bag.joint_state("/joint_states", m.t, joints, m.q, m.qd, m.effort)
-            bag.joint_state("/motor_states", m.t, motors, m.motor_position, m.motor_velocity, m.motor_effort)
-            bag.array("/effort_controller/commands", m.t, loop.command)
-            core = loop.identifier
-            if core.fit is not None and core.fit is not last_fit:
-                last_fit = core.fit
-                bag.array("/identifier/r2", m.t, core.fit.r2_uncentred)
-            if core.gate_open != gate:
-                gate = core.gate_open
-                bag.boolean("/identifier/gate_open", m.t, gate)
-                if gate and opened is None:
-                    opened = m.t
-    return RecordSummary(Path(out), steps, steps * loop.sim.dt, joints, opened)
+    # Ctrl-C ends the recording early and keeps it, like ros2 bag record: the signal only sets a
+    # flag checked between samples, so no message is ever half written.
+    interrupted = threading.Event()
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set()) if in_main else None
+    done = 0
+    try:
+        with writer as bag:
+            while done < steps and not interrupted.is_set():
+                done += 1
+                m, _ = loop.step()
+                bag.joint_state("/joint_states", m.t, joints, m.q, m.qd, m.effort)
+                bag.joint_state("/motor_states", m.t, motors, m.motor_position, m.motor_velocity, m.motor_effort)
+                bag.array("/effort_controller/commands", m.t, loop.command)
+                core = loop.identifier
+                if core.fit is not None and core.fit is not last_fit:
+                    last_fit = core.fit
+                    bag.array("/identifier/r2", m.t, core.fit.r2_uncentred)
+                if core.gate_open != gate:
+                    gate = core.gate_open
+                    bag.boolean("/identifier/gate_open", m.t, gate)
+                    if gate and opened is None:
+                        opened = m.t
+    finally:
+        if in_main:
+            signal.signal(signal.SIGINT, previous)
+    return RecordSummary(Path(out), done, done * loop.sim.dt, joints, opened)
 
 
 def cmd_record(args: argparse.Namespace) -> int:
