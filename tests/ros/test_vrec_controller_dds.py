@@ -53,14 +53,14 @@ def dds():
     for n in (node, probe):
         executor.add_node(n)
 
-    def exchange(publish, key: str, timeout: float = 5.0):
+    def exchange(publish, key: str, timeout: float = 10.0):
         """Publish until ``key`` receives a message (discovery takes a moment); return that message."""
         received[key].clear()
         deadline = time.monotonic() + timeout
         while not received[key] and time.monotonic() < deadline:
             publish()
             executor.spin_once(timeout_sec=0.05)
-        assert received[key], f"nothing received on {key}"
+        assert received[key], f"nothing received on {key}; node counts {node.counts}, {node.last_problem!r}"
         return received[key][-1]
 
     yield {"node": node, "pubs": pubs, "exchange": exchange, "received": received, "executor": executor}

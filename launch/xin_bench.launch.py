@@ -1,0 +1,48 @@
+"""Seed 003's elastic joint with dual encoders under the VREC velocity loop.
+
+    ros2 launch motor_ident xin_bench.launch.py                   # with the simulated test bench
+    ros2 launch motor_ident xin_bench.launch.py use_sim:=false    # on your drive's motor_states / joint_states
+
+Nodes: ``elastic_sim`` (the two-inertia bench of seed 003 Table 1 with cogging ripple, publishing
+``joint_states`` and ``motor_states``) and ``vrec_controller`` (PI velocity loop + rigid-body velocity
++ ripple elimination gain K designed for a damping ratio; torque on ``effort_controller/commands``,
+the deformation, its rate and the rigid-body velocity on ``~/deformation`` and
+``~/rigid_velocity``). Send the velocity reference on ``vrec_controller/velocity_reference``
+(std_msgs/Float64MultiArray, rad/s per joint). Parameters: ``config/scenarios/xin_bench.yaml``.
+"""
+
+from launch.actions import DeclareLaunchArgument
+from launch.conditions import IfCondition
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.substitutions import FindPackageShare
+
+from launch import LaunchDescription
+
+
+def generate_launch_description() -> LaunchDescription:
+    params = PathJoinSubstitution([FindPackageShare("motor_ident"), "config", "scenarios", "xin_bench.yaml"])
+    return LaunchDescription(
+        [
+            DeclareLaunchArgument(
+                "use_sim",
+                default_value="true",
+                description="start the simulated two-inertia bench (elastic_sim)",
+            ),
+            Node(
+                package="motor_ident",
+                executable="elastic_sim",
+                name="elastic_sim",
+                parameters=[params],
+                condition=IfCondition(LaunchConfiguration("use_sim")),
+                output="screen",
+            ),
+            Node(
+                package="motor_ident",
+                executable="vrec_controller",
+                name="vrec_controller",
+                parameters=[params],
+                output="screen",
+            ),
+        ]
+    )

@@ -1,0 +1,146 @@
+"""``elastic_sim``: seed 003's two-inertia test bench joints as a ros2_control-like robot with dual encoders.
+
+Each joint is a `motor_ident.sim.elastic.ElasticJointBench` (Table 1 values, J_m for the 21 Hz
+resonance, quantised motor and link encoders, cogging ripple on the motor side), with the load
+inertia scaled by ``load_scale`` (seed 003's robustness test uses 0.5 and 1.5). The node
+
+- subscribes ``effort_controller/commands`` (Float64MultiArray, motor torque per joint [N m],
+  link-side referred); a message of the wrong size or with a NaN is dropped and the last torque held;
+- publishes ``joint_states`` (link encoder: position, velocity by backward difference, effort =
+  motor torque) and ``motor_states`` (motor encoder divided by the gear ratio, i.e. link-side
+  referred; names ``motor_names``), each step;
+- steps on a wall timer at ``rate_hz``, or with ``lockstep`` once per command received (a
+  deterministic closed loop as fast as the machine allows; it publishes the first states itself);
+- reports counts, dropped commands and the true link velocity's ripple in ``/diagnostics``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from motor_ident.core.two_inertia import xin_bench_parameters
+from motor_ident.errors import ConfigError, MotorIdentError
+from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, run_node
+from motor_ident.ros.conversions import OK, WARN, array_values, make_joint_state, make_status
+from motor_ident.sim.elastic import ElasticJointBench, EncoderConfig
+
+
+class ElasticSimNode(Node):
+    """Adapter between `ElasticJointBench` joints and ROS topics."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__("elastic_sim", **kwargs)  # type: ignore[arg-type]
+        self.joints = tuple(declare(self, "joints", ["joint1"], "link joint names"))
+        self.motors = tuple(declare(self, "motor_names", list(self.joints), "motor names of motor_states"))
+        if not self.joints or len(self.motors) != len(self.joints):
+            raise ConfigError(f"parameter motor_names has {len(self.motors)} names: expected {len(self.joints)}")
+        self.rate_hz = float(declare(self, "rate_hz", 1000.0, "physics and state rate [Hz]"))
+        self.lockstep = bool(declare(self, "lockstep", False, "step once per command instead of on a wall timer"))
+        self.duration = float(declare(self, "duration", 0.0, "stop stepping after this simulated time [s] (0: never)"))
+        load_scale = float(declare(self, "load_scale", 1.0, "load inertia J_l multiplier (seed 003: 0.5 .. 1.5)"))
+        ripple = float(declare(self, "ripple_amplitude", 5.0, "cogging torque amplitude, link side [N m]"))
+        try:
+            params = xin_bench_parameters()
+            plant = params.with_load_inertia(params.load_inertia * load_scale)
+            encoders = EncoderConfig(ripple_amplitude=ripple)
+            self.benches = [ElasticJointBench(plant, encoders=encoders, rate_hz=self.rate_hz) for _ in self.joints]
+        except MotorIdentError as exc:
+            raise ConfigError(f"elastic_sim parameters: {exc}") from None
+        self.torque = np.zeros(len(self.joints))
+        self.counts = {"steps": 0, "commands": 0, "dropped": 0}
+        self.last_problem = ""
+        self.finished = False
+        self.link_velocity: list[float] = []  # true link velocity of joint 0, for the ripple figure
+        self.state_pub = self.create_publisher(JointState, "joint_states", STATE_QOS)
+        self.motor_pub = self.create_publisher(JointState, "motor_states", STATE_QOS)
+        self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.create_subscription(Float64MultiArray, "effort_controller/commands", self._on_command, COMMAND_QOS)
+        if not self.lockstep:
+            self.create_timer(1.0 / self.rate_hz, self._step)
+        else:
+            self._kick = self.create_timer(0.05, self._publish_while_idle)
+        self.create_timer(declare(self, "diagnostics_period", 0.5, "period of /diagnostics [s]"), self._diagnostics)
+
+    @property
+    def t(self) -> float:
+        """Simulated time [s]."""
+        return self.benches[0].t
+
+    def _on_command(self, msg: Float64MultiArray) -> None:
+        values, reason = array_values(msg, len(self.joints))
+        if values is None:
+            self.counts["dropped"] += 1
+            self.last_problem = f"command dropped: {reason}"
+            self.get_logger().warning(self.last_problem, throttle_duration_sec=2.0)
+        else:
+            self.torque = values
+            self.counts["commands"] += 1
+        if self.lockstep:
+            self._step()
+
+    def _publish_while_idle(self) -> None:
+        """Lockstep: republish the states until the controller answers (discovery takes a moment)."""
+        if self.counts["commands"] == 0:
+            self._publish()
+
+    def _step(self) -> None:
+        if self.finished:
+            return
+        for bench, tau in zip(self.benches, self.torque):
+            bench.step(float(tau))
+        self.counts["steps"] += 1
+        self.link_velocity.append(float(self.benches[0].x[3]))
+        if self.duration > 0.0 and self.t >= self.duration:
+            self.finished = True
+        self._publish()
+
+    def _publish(self) -> None:
+        readings = [bench.measure() for bench in self.benches]
+        t = self.t
+        link = make_joint_state(
+            self.joints,
+            t,
+            np.array([m.link_position for m in readings]),
+            np.array([m.link_velocity for m in readings]),
+            self.torque,
+        )
+        motor = make_joint_state(
+            self.motors,
+            t,
+            np.array([m.motor_position for m in readings]),
+            np.array([m.motor_velocity for m in readings]),
+            self.torque,
+        )
+        self.state_pub.publish(link)
+        self.motor_pub.publish(motor)
+
+    def _diagnostics(self) -> None:
+        msg = DiagnosticArray()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        tail = self.link_velocity[-int(self.rate_hz) :]
+        values: dict[str, object] = {
+            **self.counts,
+            "sim_time": self.t,
+            "link_velocity_std_last_s": float(np.std(tail)) if tail else 0.0,
+        }
+        level = WARN if self.last_problem else OK
+        msg.status = [
+            make_status(
+                "motor_ident: elastic_sim", ",".join(self.joints), level, self.last_problem or "running", values
+            )
+        ]
+        self.diag_pub.publish(msg)
+        self.last_problem = ""
+
+
+def main(args: list[str] | None = None) -> None:
+    """``ros2 run motor_ident elastic_sim``."""
+    run_node(ElasticSimNode, args)
+
+
+if __name__ == "__main__":
+    main()
