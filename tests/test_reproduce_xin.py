@@ -5,11 +5,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from motor_ident.cli import main
 
 
-def test_reproduce_xin(tmp_path: Path) -> None:
-    """19/21 Hz within 5 %, designed damping within 10 % on both sides, VREC ripple below pure PI at every load."""
+def test_reproduce_xin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """19/21 Hz within 5 %, designed damping within 10 % on both sides, VREC ripple below pure PI; table written.
+
+    Only the nominal load here: the +-50 % loads are checked by tests/core/test_vrec.py.
+    """
+    import motor_ident.reproduce.xin as xin
+
+    monkeypatch.setattr(xin, "LOAD_SCALES", (1.0,))
     out = tmp_path / "xin.json"
     table = tmp_path / "xin.md"
     assert main(["reproduce", "xin", "--json", str(out), "--out", str(table)]) == 0
@@ -25,7 +33,7 @@ def test_reproduce_xin(tmp_path: Path) -> None:
     assert len(dampings) == 8
     for row in dampings:
         assert abs(row["ours"]["value"] / row["paper"]["value"] - 1.0) < 0.10, row
-    assert len(result["ripple"]) == 6
+    assert set(result["ripple"]) == {"motor x1.0", "link x1.0"}
     for key, ripple in result["ripple"].items():
         assert ripple["vrec"] < 0.6 * ripple["pure_pi"], key
     assert abs(result["two_inertia_fit"]["stiffness"] / 34000.0 - 1.0) < 0.05
