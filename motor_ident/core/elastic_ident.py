@@ -299,6 +299,7 @@ class GaussianMixtureRegression:
         self.mean_y = means[:, d]
         cov_xx = cov[:, :d, :d] + 1e-9 * np.eye(d)
         self.chol = np.linalg.cholesky(cov_xx)  # (K, d, d)
+        self.chol_inv = np.linalg.inv(self.chol)  # small (d x d): one einsum per prediction, no loop
         # regression vector S_yx S_xx^-1 per component
         self.gain = np.linalg.solve(cov_xx, cov[:, :d, d][:, :, None])[:, :, 0]  # (K, d)
         log_det = 2.0 * np.log(np.diagonal(self.chol, axis1=1, axis2=2)).sum(axis=1)
@@ -311,10 +312,7 @@ class GaussianMixtureRegression:
         """Conditional mean E[y | x] for inputs (N, d) -> (N,)."""
         x = np.atleast_2d(np.asarray(x, dtype=float))
         diff = x[:, None, :] - self.mean_x[None, :, :]  # (N, K, d)
-        # whitened distances: solve L z = diff per component
-        z = np.empty_like(diff)
-        for k in range(self.n_components):
-            z[:, k, :] = np.linalg.solve(self.chol[k], diff[:, k, :].T).T
+        z = np.einsum("kij,nkj->nki", self.chol_inv, diff)  # whitened: L^-1 (x - mu) per component
         log_h = self.log_weight[None, :] - 0.5 * np.einsum("nkd,nkd->nk", z, z)
         log_h -= log_h.max(axis=1, keepdims=True)
         h = np.exp(log_h)
@@ -339,6 +337,7 @@ class ResidualModel:
         self._limit = np.zeros(n)
         self._active = np.ones((n, len(config.features)), dtype=bool)
         self._models: list[Any] = []
+        self._stacked: tuple[FloatArray, ...] | None = None
 
     @classmethod
     def fit(
@@ -386,7 +385,19 @@ class ResidualModel:
                 if np.array_equal(warm_start._active[j], model._active[j]):
                     previous = warm_start._models[j]
             model._models.append(model._fit_one(zx, zy, previous) if model._active[j].any() else None)
+        model._stack_mixtures()
         return model
+
+    def _stack_mixtures(self) -> None:
+        """Stack every joint's mixture (all GMR, every feature active) for one vectorised prediction."""
+        self._stacked = None
+        models = self._models
+        if not models or not all(isinstance(m, GaussianMixtureRegression) for m in models) or not self._active.all():
+            return
+        self._stacked = tuple(
+            np.stack([getattr(m, key) for m in models])
+            for key in ("mean_x", "mean_y", "chol_inv", "gain", "log_weight")
+        )
 
     def _fit_one(self, zx: FloatArray, zy: FloatArray, previous: Any = None) -> Any:
         cfg = self.config
@@ -413,7 +424,9 @@ class ResidualModel:
         if X.ndim != 3 or X.shape[1:] != (self.n, len(self.config.features)):
             raise DataError(f"features {X.shape}: expected (N, {self.n}, {len(self.config.features)})")
         out = np.zeros(X.shape[:2])
-        if self.config.kind != "none":
+        if self._stacked is not None:
+            out = self._predict_stacked(X)
+        elif self.config.kind != "none":
             for j, model in enumerate(self._models):
                 finite = np.all(np.isfinite(X[:, j]), axis=1)
                 if not finite.any():
@@ -428,6 +441,22 @@ class ResidualModel:
                 y = self._y_mean[j] + self._y_std[j] * np.asarray(zy, dtype=float).ravel()
                 out[finite, j] = np.clip(np.nan_to_num(y), -self._limit[j], self._limit[j])
         return out[0] if single else out
+
+    def _predict_stacked(self, X: FloatArray) -> FloatArray:
+        """All joints' GMR at once (same equations as `GaussianMixtureRegression.predict`), (N, n)."""
+        assert self._stacked is not None
+        mean_x, mean_y, chol_inv, gain, log_weight = self._stacked
+        finite = np.all(np.isfinite(X), axis=2)  # (N, n)
+        z = (np.where(finite[:, :, None], X, 0.0) - self._x_mean) / self._x_std  # (N, n, d)
+        diff = z[:, :, None, :] - mean_x[None]  # (N, n, K, d)
+        w = np.einsum("jkab,njkb->njka", chol_inv, diff)
+        log_h = log_weight[None] - 0.5 * np.einsum("njka,njka->njk", w, w)
+        log_h -= log_h.max(axis=2, keepdims=True)
+        h = np.exp(log_h)
+        h /= h.sum(axis=2, keepdims=True)
+        zy = np.einsum("njk,njk->nj", h, mean_y[None] + np.einsum("jkd,njkd->njk", gain, diff))
+        y = np.clip(np.nan_to_num(self._y_mean + self._y_std * zy), -self._limit, self._limit)
+        return np.where(finite, y, 0.0)
 
 
 # --------------------------------------------------------------------------- the three loops

@@ -121,6 +121,10 @@ def test_residual_model_learns_harmonic_drive_loss(rng: np.random.Generator, kin
     predicted = model.predict(probe)
     r2 = 1.0 - ((predicted - truth) ** 2).sum(axis=0) / ((truth - truth.mean(axis=0)) ** 2).sum(axis=0)
     assert np.all(r2 > 0.9), r2
+    if kind == "gmr":  # the all-joints-at-once path equals the joint-by-joint one
+        stacked, model._stacked = model._stacked, None
+        np.testing.assert_allclose(predicted, model.predict(probe), atol=1e-10)
+        model._stacked = stacked
     probe[0, 1, 0] = np.nan
     probe[1, 0, 2] = np.inf
     probe[2, 0, 0] = 1e9  # far outside: clipped to 1.5 x the largest training residual
