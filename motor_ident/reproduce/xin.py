@@ -16,8 +16,9 @@ and link encoders; cogging ripple):
 What differs from the paper, and why:
 
 - The paper's K are for PI gains normalised by the total inertia J; ours are physical
-  [N m s/rad, N m/rad], so our K are about J = J_m + J_l times theirs. The comparable quantity is
-  the damping of the resonant poles, checked within 10 %.
+  [N m s/rad, N m/rad], so our link-side K are about J = J_m + J_l times theirs (the motor-side
+  formula also holds rho = J / J_m, which our derived J_m changes). The comparable quantity is the
+  damping of the resonant poles, checked within 10 %.
 - Table 1's J_m = 7.34 kg m^2 is inconsistent with the measured 21 Hz resonance (it gives 22.3 Hz);
   the bench uses J_m = 14.37 kg m^2 derived from the 19/21 Hz pair.
 - The paper gives ripple only as plots; ours are numbers without a paper column. With the link-side
@@ -161,8 +162,10 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
                 progress(f"{side} side ripple, J_l x0.5 / x1 / x1.5", done, len(LOAD_SCALES))
 
     notes = [
-        "K: the paper normalises its PI gains by the total inertia J, ours are physical, so our K are about "
-        f"J = {params.total_inertia:.2f} kg m^2 times the paper's; compare the resonant pole damping instead.",
+        "K: the paper normalises its PI gains by the total inertia J, ours are physical: on the link side (eq. 17) "
+        f"our K are about J = {params.total_inertia:.2f} kg m^2 times the paper's; on the motor side eq. 16 also "
+        "holds rho = J / J_m, which changes with our derived J_m, so they differ more. Compare the resonant pole "
+        "damping instead.",
         "J_m: Table 1's 7.34 kg m^2 puts the resonance at 22.3 Hz; the bench uses 14.37 kg m^2, derived from the "
         "measured 19 / 21 Hz pair (motor_ident.core.two_inertia).",
         f"Ripple: cogging {RIPPLE_AMPLITUDE} N m, 6 periods per motor revolution, reference {RIPPLE_REFERENCE} "
