@@ -30,6 +30,7 @@ from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
 from motor_ident.ros.conversions import make_joint_state
 
 WARMUP_S = 1.0
+DISCOVERY_TIMEOUT_S = 15.0  # the robot's process discovers the node's, which may take seconds on a busy machine
 LATE_TICK_S = 0.0015  # a 1 kHz tick later than this counts as a missed cycle
 
 
@@ -113,6 +114,15 @@ def _spin_for(executor: Any, seconds: float) -> None:
         executor.spin_once(timeout_sec=0.01)
 
 
+def _warm_up(executor: Any, robot: _BenchRobot) -> None:
+    """Spin until commands flow (discovery done, 100 answered) or `DISCOVERY_TIMEOUT_S`, at least `WARMUP_S`."""
+    _spin_for(executor, WARMUP_S)
+    end = time.perf_counter() + DISCOVERY_TIMEOUT_S
+    while len(robot.latencies) < 100 and time.perf_counter() < end:
+        executor.spin_once(timeout_sec=0.01)
+    robot.restart()
+
+
 def _robot_process(joints: tuple[str, ...], q: np.ndarray, seconds: float, conn: Connection) -> None:
     """The stand-in robot's process: warm up, tell the parent, measure, send the figures back."""
     import rclpy
@@ -124,8 +134,7 @@ def _robot_process(joints: tuple[str, ...], q: np.ndarray, seconds: float, conn:
     executor = EventsExecutor(context=context)
     executor.add_node(robot)
     try:
-        _spin_for(executor, WARMUP_S)
-        robot.restart()
+        _warm_up(executor, robot)
         conn.send("start")
         wall0 = time.perf_counter()
         _spin_for(executor, seconds)
@@ -170,8 +179,7 @@ def measure_feedforward_latency(
             bench = _BenchRobot(ff.joints, q, context=context)
             nodes.append(bench)
             executor.add_node(bench)
-            _spin_for(executor, WARMUP_S)
-            bench.restart()
+            _warm_up(executor, bench)
             cpu0, wall0 = time.process_time(), time.perf_counter()
             _spin_for(executor, seconds)
             wall = time.perf_counter() - wall0
@@ -181,7 +189,7 @@ def measure_feedforward_latency(
             parent_conn, child_conn = mp.Pipe()
             child = mp.Process(target=_robot_process, args=(ff.joints, q, seconds, child_conn), daemon=True)
             child.start()
-            deadline = time.perf_counter() + WARMUP_S + seconds + 60.0
+            deadline = time.perf_counter() + WARMUP_S + DISCOVERY_TIMEOUT_S + seconds + 60.0
             while not parent_conn.poll() and time.perf_counter() < deadline:
                 executor.spin_once(timeout_sec=0.01)
             if not parent_conn.poll() or parent_conn.recv() != "start":
