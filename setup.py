@@ -14,6 +14,8 @@ NODES = {
     "excitation": "motor_ident.ros.excitation_node:main",
     "decoupler": "motor_ident.ros.decoupler_node:main",
     "pwm_feedforward": "motor_ident.ros.pwm_feedforward_node:main",
+    "vrec_controller": "motor_ident.ros.vrec_controller_node:main",
+    "elastic_sim": "motor_ident.ros.elastic_sim_node:main",
 }
 
 setup(
@@ -28,6 +30,7 @@ setup(
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
         (f"share/{PACKAGE}/config/scenarios", glob("config/scenarios/*.yaml")),
         (f"share/{PACKAGE}/config/urdf", glob("config/urdf/*.urdf")),
+        (f"share/{PACKAGE}/config/rviz", glob("config/rviz/*.rviz")),
         (f"share/{PACKAGE}/examples", glob("examples/*.npz")),
     ],
     python_requires=">=3.10",

@@ -25,6 +25,8 @@ COMMAND_MODULES = (
     "motor_ident.commands.excite",
     "motor_ident.commands.reproduce",
     "motor_ident.commands.experiment",
+    "motor_ident.commands.record",
+    "motor_ident.commands.play",
 )
 
 

@@ -4,6 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
+# The HTML report test opens the page in headless Chromium: install the Debian packages when they
+# are missing and we may (root with apt-get); otherwise that one test is skipped and says why.
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  export DEBIAN_FRONTEND=noninteractive
+  { apt-get install -y -qq chromium chromium-driver >/dev/null 2>&1 ||
+    { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium chromium-driver >/dev/null 2>&1; }; } ||
+    echo "note: could not install chromium; the report rendering test will be skipped" >&2
+fi
 # Keep DDS discovery on this machine; tests/conftest.py also picks a ROS_DOMAIN_ID per session.
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 exec .venv/bin/python -m pytest "$@"

@@ -21,7 +21,9 @@ from motor_ident.errors import ConfigError
 REPRODUCTIONS: dict[str, str] = {
     "guedelha": "motor_ident.reproduce.guedelha:reproduce",
     "kolathaya": "motor_ident.reproduce.kolathaya:reproduce",
+    "liu": "motor_ident.reproduce.liu:reproduce",
     "szabo": "motor_ident.reproduce.szabo:reproduce",
+    "xin": "motor_ident.reproduce.xin:reproduce",
 }
 
 ProgressFn = Callable[[str, int, int], None]
