@@ -59,7 +59,10 @@ def dds():
         deadline = time.monotonic() + timeout
         while not received[key] and time.monotonic() < deadline:
             publish()
-            executor.spin_once(timeout_sec=0.05)
+            for _ in range(8):  # one callback per spin: drain what the publish caused before publishing again
+                executor.spin_once(timeout_sec=0.01)
+                if received[key]:
+                    break
         assert received[key], f"nothing received on {key}; node counts {node.counts}, {node.last_problem!r}"
         return received[key][-1]
 
