@@ -1,0 +1,123 @@
+"""Physically consistent identification: pseudo-inertia maps, both estimators, the online check."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from numpy.testing import assert_allclose
+
+from motor_ident.core.consistency import (
+    ConsistencyChecker,
+    consistent_least_squares,
+    inertial_from_pseudo_inertia,
+    inertial_to_log_cholesky,
+    log_cholesky_to_inertial,
+    physical_constraints,
+    pseudo_inertia,
+    violations,
+)
+from motor_ident.core.estimation import RegressionStatistics, ols
+from motor_ident.core.identification import structural_base_parameters
+from motor_ident.io.robot_config import load_robot_config
+from motor_ident.sim.synthetic import excitation_record
+
+
+@pytest.fixture(scope="module")
+def arm() -> dict:
+    """valkyrie_arm with its base map, constraints and a held-out noise-free record."""
+    config = load_robot_config("valkyrie_arm")
+    regressor = config.build_regressor()
+    base = structural_base_parameters(regressor)
+    theta_true = config.nominal_parameters(regressor)
+    test, _ = excitation_record(regressor, theta_true, duration=20.0, rate_hz=100.0, noise_std=0.0, seed=9)
+    Y_test = base.base_regressor(regressor.rows(test.q, test.qd, test.qdd))
+    return {
+        "regressor": regressor,
+        "base": base,
+        "theta_true": theta_true,
+        "constraints": physical_constraints(regressor),
+        "heldout_rmse": lambda theta_base: float(np.sqrt(np.mean((Y_test @ theta_base - test.tau) ** 2))),
+    }
+
+
+def _statistics(arm: dict, *, duration: float, velocity_amplitude: float, noise: float):
+    regressor, base = arm["regressor"], arm["base"]
+    record, _ = excitation_record(
+        regressor,
+        arm["theta_true"],
+        duration=duration,
+        rate_hz=100.0,
+        noise_std=noise,
+        velocity_amplitude=velocity_amplitude,
+        seed=4,
+    )
+    Y = base.base_regressor(regressor.rows(record.q, record.qd, record.qdd))
+    return Y, record.tau, RegressionStatistics.from_arrays(Y, record.tau)
+
+
+def _random_body(rng: np.random.Generator) -> pin.Inertia:
+    """A physically valid body: a cloud of 6 point masses (so its pseudo-inertia is positive definite)."""
+    masses = rng.uniform(0.1, 2.0, 6)
+    points = rng.normal(0.0, 0.2, (6, 3))
+    m = masses.sum()
+    com = masses @ points / m
+    y = points - com
+    inertia = sum(mi * (yi @ yi * np.eye(3) - np.outer(yi, yi)) for mi, yi in zip(masses, y, strict=True))
+    return pin.Inertia(m, com, inertia)
+
+
+def test_pseudo_inertia_and_log_cholesky_match_pinocchio() -> None:
+    """J(phi) equals pinocchio's pseudo-inertia, and both maps invert exactly, for random valid bodies."""
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        body = _random_body(rng)
+        phi = body.toDynamicParameters()
+        assert_allclose(pseudo_inertia(phi), body.toPseudoInertia().toMatrix(), atol=1e-12)
+        assert np.linalg.eigvalsh(pseudo_inertia(phi)).min() > 0.0
+        assert_allclose(inertial_from_pseudo_inertia(pseudo_inertia(phi)), phi, atol=1e-12)
+        assert_allclose(log_cholesky_to_inertial(inertial_to_log_cholesky(phi))[0], phi, rtol=1e-9, atol=1e-12)
+
+
+def test_rich_data_both_estimators_agree_with_least_squares_and_truth(arm: dict) -> None:
+    """On exciting data, SDP, log-Cholesky and plain LS give the same base parameters (near the truth)."""
+    Y, tau, stats = _statistics(arm, duration=30.0, velocity_amplitude=1.5, noise=0.05)
+    truth = arm["base"].to_base(arm["theta_true"])
+    ls = ols(Y, tau).theta
+    for method in ("sdp", "log_cholesky"):
+        fit = consistent_least_squares(
+            stats, arm["constraints"], base=arm["base"], theta_nominal=1.2 * arm["theta_true"], method=method
+        )
+        assert violations(fit.theta, arm["constraints"], tolerance=1e-7) == [], method
+        assert np.all(fit.min_eigenvalue > -1e-7)
+        assert np.linalg.norm(fit.theta_data - ls) < 1e-3 * np.linalg.norm(ls), method
+        assert np.linalg.norm(fit.theta_data - truth) < 0.02 * np.linalg.norm(truth), method
+
+
+def test_poor_data_least_squares_is_invalid_consistent_estimate_predicts_better(arm: dict) -> None:
+    """1.5 s of slow, noisy motion: LS returns impossible bodies; the SDP estimate stays valid and
+    predicts held-out torque at least 20x better."""
+    Y, tau, stats = _statistics(arm, duration=1.5, velocity_amplitude=0.3, noise=0.5)
+    ls = ols(Y, tau).theta
+    checker = ConsistencyChecker(arm["constraints"], arm["base"], 1.2 * arm["theta_true"])
+    verdict = checker.check(ls, information=np.sum(stats.A, axis=0))
+    assert not verdict.consistent
+    assert "pseudo-inertia has eigenvalue" in verdict.reason
+    fit = consistent_least_squares(
+        stats, arm["constraints"], base=arm["base"], theta_nominal=1.2 * arm["theta_true"], method="sdp"
+    )
+    assert violations(fit.theta, arm["constraints"], tolerance=1e-7) == []
+    assert arm["heldout_rmse"](fit.theta_data) < arm["heldout_rmse"](ls) / 20.0
+
+
+def test_checker_accepts_truth_and_its_projection_is_consistent(arm: dict) -> None:
+    """The true base parameters pass; an invalid estimate is refused and projected onto valid bodies."""
+    base, constraints = arm["base"], arm["constraints"]
+    checker = ConsistencyChecker(constraints, base, 1.2 * arm["theta_true"])
+    assert checker.check(base.to_base(arm["theta_true"])).consistent
+    bad = base.to_base(arm["theta_true"]).copy()
+    bad[np.argmax(np.abs(bad))] *= -50.0  # the largest base parameter far on the wrong side
+    verdict = checker.check(bad)
+    assert not verdict.consistent
+    assert violations(verdict.theta, constraints, tolerance=1e-4) == []  # interior-point accuracy
+    assert_allclose(base.to_base(verdict.theta), verdict.theta_base, rtol=1e-6, atol=1e-9)
