@@ -30,15 +30,13 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
-from motor_ident.core.feedforward_pwm import ChainModel, PwmFeedforwardConfig, pwm_feedforward
 from motor_ident.io.robot_config import load_robot_config
 from motor_ident.reproduce import ReproduceOptions, Reproduction
-from motor_ident.sim.actuator import ActuatorPlant, ActuatorSimConfig, oscillation, plant_from_config, simulate
+from motor_ident.sim.actuator import ActuatorSimConfig, plant_from_config
 from motor_ident.sim.actuator_experiments import (
-    ChainResult,
     ProtocolConfig,
+    feedforward_tracking,
     identify_joint_wise,
     identify_motor_wise,
     identify_uncoupled,
@@ -46,8 +44,6 @@ from motor_ident.sim.actuator_experiments import (
     run_group_experiments,
     worst_errors,
 )
-
-FloatArray = NDArray[np.float64]
 
 TITLE = "Seed 000, Guedelha, Traversaro & Pucci: iCub friction and motor parameters on coupled joints"
 DEG = np.pi / 180.0  # [rad/deg]; K_v [N m s/deg] = K_v [N m s/rad] * DEG
@@ -81,39 +77,6 @@ def _row(name: str, paper: float | None, ours: float, truth: float | None = None
         "truth": {"value": truth},
         "ours": {"value": float(ours), "error_pct": error},
     }
-
-
-def _tracking(
-    plant: ActuatorPlant, results: list[ChainResult], sim: ActuatorSimConfig, duration: float
-) -> dict[bool, float]:
-    """Joint torque tracking RMSE [N m] of the PWM feedforward, without / with friction compensation."""
-    tr = plant.transmission
-    models = [
-        ChainModel(
-            friction=r.stribeck.friction_only()[0],
-            friction_values=r.stribeck.friction_only()[1],
-            motor=r.motor_fit.parameters(),
-            reflected_inertia=c.reflected_inertia,
-        )
-        for r, c in zip(results, plant.chains, strict=True)
-    ]
-    amplitude = np.array([8.0, 8.0, 5.0, 5.0, 4.0, 2.0])[: tr.n]  # [N m], within every motor's reach
-
-    def desired(t: float) -> FloatArray:
-        return amplitude * np.sin(2.0 * np.pi * 0.4 * t + np.arange(tr.n))
-
-    motion = oscillation(np.ones(tr.n), v_max=0.15, v_min=0.03, period=5.0, envelope_period=duration)
-    out = {}
-    for compensate in (False, True):
-        config = PwmFeedforwardConfig(friction_compensation=compensate)
-
-        def controller(t: float, qd_motor: FloatArray, config: PwmFeedforwardConfig = config) -> FloatArray:
-            return pwm_feedforward(desired(t), qd_motor, tr, models, config)
-
-        record = simulate(plant, duration=duration, reference=motion, controller=controller, config=sim)
-        target = np.array([desired(t) for t in record.t])
-        out[compensate] = float(np.sqrt(np.mean((record.true_tau_joint - target) ** 2)))
-    return out
 
 
 def reproduce(options: ReproduceOptions) -> Reproduction:
@@ -206,7 +169,10 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
 
     # ---- PWM feedforward on the leg ------------------------------------------------------------------
     progress("seed 000", 3, stages)
-    tracking = _tracking(leg_plant, leg_results, replace(protocol.sim, seed=options.seed + 5), TRACKING_DURATION_S)
+    runs = feedforward_tracking(
+        leg_plant, leg_results, replace(protocol.sim, seed=options.seed + 5), TRACKING_DURATION_S
+    )
+    tracking = {compensate: rmse for compensate, (rmse, _) in runs.items()}
     rows.append(
         _row("leg torque tracking RMSE, PWM feedforward without friction compensation [N m]", None, tracking[False])
     )

@@ -37,6 +37,7 @@ from motor_ident.core.actuator_ident import (
     joint_wise_chain_torques,
     low_velocity_rmse,
 )
+from motor_ident.core.feedforward_pwm import ChainModel, PwmFeedforwardConfig, pwm_feedforward
 from motor_ident.core.friction import FrictionKind, FrictionShape
 from motor_ident.core.transmission import Transmission, TransmissionGroup
 from motor_ident.errors import ConfigError
@@ -512,3 +513,44 @@ def worst_errors(results: Sequence[ChainResult], plant: ActuatorPlant) -> tuple[
         )
         gain = max(gain, abs(result.motor_fit.k_pwm / chain.motor.k_pwm - 1.0))
     return friction, gain
+
+
+def feedforward_tracking(
+    plant: ActuatorPlant, results: Sequence[ChainResult], sim: ActuatorSimConfig, duration: float
+) -> dict[bool, tuple[float, ActuatorRecord]]:
+    """Joint-torque tracking of the PWM feedforward built from identified chains (seed 000 sec. 4.2).
+
+    A sinusoidal joint torque is commanded through `pwm_feedforward` with the identified Stribeck
+    friction and motor gain of every chain, while the external actuator moves the joints; run
+    without and with friction compensation.
+
+    Returns:
+        {friction_compensation: (tracking RMSE of the true joint torques [N m], the record)}.
+    """
+    tr = plant.transmission
+    models = [
+        ChainModel(
+            friction=r.stribeck.friction_only()[0],
+            friction_values=r.stribeck.friction_only()[1],
+            motor=r.motor_fit.parameters(),
+            reflected_inertia=c.reflected_inertia,
+        )
+        for r, c in zip(results, plant.chains, strict=True)
+    ]
+    amplitude = np.array([8.0, 8.0, 5.0, 5.0, 4.0, 2.0])[: tr.n]  # [N m], within every motor's reach
+
+    def desired(t: float) -> FloatArray:
+        return amplitude * np.sin(2.0 * np.pi * 0.4 * t + np.arange(tr.n))
+
+    motion = oscillation(np.ones(tr.n), v_max=0.15, v_min=0.03, period=5.0, envelope_period=duration)
+    out = {}
+    for compensate in (False, True):
+        config = PwmFeedforwardConfig(friction_compensation=compensate)
+
+        def controller(t: float, qd_motor: FloatArray, config: PwmFeedforwardConfig = config) -> FloatArray:
+            return pwm_feedforward(desired(t), qd_motor, tr, models, config)
+
+        record = simulate(plant, duration=duration, reference=motion, controller=controller, config=sim)
+        target = np.array([desired(t) for t in record.t])
+        out[compensate] = (float(np.sqrt(np.mean((record.true_tau_joint - target) ** 2))), record)
+    return out

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from motor_ident.core.feedforward_pwm import ChainModel, PwmFeedforwardConfig, pwm_feedforward
 from motor_ident.io.robot_config import load_robot_config
 from motor_ident.sim.actuator import ActuatorPlant, ActuatorSimConfig, oscillation, plant_from_config, simulate
 from motor_ident.sim.actuator_experiments import (
     ChainResult,
     ProtocolConfig,
+    feedforward_tracking,
     identify_joint_wise,
     identify_motor_wise,
     identify_uncoupled,
@@ -147,33 +147,8 @@ def test_friction_compensation_cuts_torque_tracking_error(leg: tuple[ActuatorPla
     """PWM feedforward from the identified models tracks a joint torque at least 3x better with
     friction compensation than without, while the external actuator moves the leg."""
     plant, results = leg
-    tr = plant.transmission
-    models = [
-        ChainModel(
-            friction=r.stribeck.friction_only()[0],
-            friction_values=r.stribeck.friction_only()[1],
-            motor=r.motor_fit.parameters(),
-            reflected_inertia=c.reflected_inertia,
-        )
-        for r, c in zip(results, plant.chains, strict=True)
-    ]
-    amplitude = np.array([8.0, 8.0, 5.0, 5.0, 4.0, 2.0])
-
-    def desired(t: float) -> np.ndarray:
-        return amplitude * np.sin(2.0 * np.pi * 0.4 * t + np.arange(6))
-
-    motion = oscillation(np.ones(6), v_max=0.15, v_min=0.03, period=5.0, envelope_period=8.0)
-    rmse = {}
-    for compensate in (False, True):
-        config = PwmFeedforwardConfig(friction_compensation=compensate)
-
-        def controller(t: float, qd_motor: np.ndarray, config: PwmFeedforwardConfig = config) -> np.ndarray:
-            return pwm_feedforward(desired(t), qd_motor, tr, models, config)
-
-        record = simulate(
-            plant, duration=8.0, reference=motion, controller=controller, config=replace(PROTOCOL.sim, seed=5)
-        )
+    runs = feedforward_tracking(plant, results, replace(PROTOCOL.sim, seed=5), duration=8.0)
+    for _, record in runs.values():
         assert np.all(np.isfinite(record.pwm)) and np.all(np.abs(record.pwm) <= 1.0)
-        target = np.array([desired(t) for t in record.t])
-        rmse[compensate] = float(np.sqrt(np.mean((record.true_tau_joint - target) ** 2)))
+    rmse = {compensate: error for compensate, (error, _) in runs.items()}
     assert rmse[True] * 3.0 < rmse[False], rmse
