@@ -138,6 +138,41 @@ def bench_refit(windows: tuple[int, ...] = (500, 2000, 10000), updates: int = 30
     return rows
 
 
+def bench_consistency(repeats: int = 30) -> dict[str, Any]:
+    """Cost of the gate's physical-consistency check on valkyrie_arm (7 bodies, 34 base parameters).
+
+    ``sdp_ms``: an estimate from 5 s of noisy data checked against a 30 % heavier nominal model,
+    so the O(b) test fails and the SDP decides (what the demo's identifier does at every refit);
+    ``fast_us``: the true parameters, which pass the O(b) eigenvalue test.
+    """
+    from motor_ident.core.consistency import ConsistencyChecker, physical_constraints
+    from motor_ident.core.identification import structural_base_parameters
+    from motor_ident.core.online import IdentifierConfig, OnlineIdentifier
+    from motor_ident.io.robot_config import load_robot_config
+    from motor_ident.sim.synthetic import excitation_record
+
+    config = load_robot_config("valkyrie_arm")
+    regressor = config.build_regressor()
+    base = structural_base_parameters(regressor)
+    theta = config.nominal_parameters(regressor)
+    record, _ = excitation_record(regressor, theta, duration=5.0, rate_hz=1000.0, noise_std=0.1, seed=2)
+    ident = OnlineIdentifier(regressor, base, 1.3 * theta, IdentifierConfig(window=500, refit_every=100))
+    for k in range(record.t.size):
+        ident.add_sample(record.t[k], record.q[k], record.qd[k], record.tau[k])
+    fit = ident.fit
+    if fit is None:
+        raise RuntimeError("bench: the identifier produced no estimate")
+    ident.check_consistency(fit)  # compiles the SDP
+    sdp = [ident.check_consistency(fit).seconds for _ in range(repeats)]
+    checker = ConsistencyChecker(physical_constraints(regressor), base, theta)
+    fast = [checker.check(base.to_base(theta)).seconds for _ in range(repeats * 10)]
+    return {
+        "sdp_ms": 1e3 * float(np.median(sdp)),
+        "sdp_p95_ms": 1e3 * float(np.percentile(sdp, 95)),
+        "fast_us": 1e6 * float(np.median(fast)),
+    }
+
+
 def bench_batch(seconds: float = 600.0, rate_hz: float = 1000.0) -> dict[str, Any]:
     """Offline identification throughput on a synthetic valkyrie_arm record."""
     from motor_ident.core.identification import identify, structural_base_parameters
@@ -206,6 +241,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         results["regressor"] = bench_regressor()
     with console.status("refit rate ..."):
         results["refit"] = bench_refit(updates=100 if quick else 300)
+    with console.status("physical consistency check ..."):
+        results["consistency"] = bench_consistency(10 if quick else 30)
     with console.status("offline identification throughput ..."):
         results["batch"] = bench_batch(60.0 if quick else 600.0)
     with console.status("feedforward latency through DDS ..."):
@@ -230,6 +267,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
             f"{row['incremental_hz']:.0f} Hz incremental, {row['full_resolve_hz']:.1f} Hz full re-solve",
             ">= 1000 Hz at 2000",
         )
+    c = results["consistency"]
+    table.add_row(
+        "consistency check 7 bodies",
+        f"SDP {c['sdp_ms']:.1f} ms (p95 {c['sdp_p95_ms']:.1f}), O(b) test {c['fast_us']:.0f} us",
+        "< refit period (100 ms at 10 Hz)",
+    )
     for key, where in (
         ("feedforward", "robot in the same process"),
         ("feedforward_separate", "robot in its own process"),
@@ -259,6 +302,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "regressor_over_pinocchio": {r["robot"]: r["over_pinocchio"] for r in results["regressor"]},
         "regressor_over_rnea": {r["robot"]: r["over_rnea"] for r in results["regressor"]},
         "refit_hz": refit_2000,
+        "consistency_check_ms": c["sdp_ms"],
         "ff_latency_p50_ms": ff["latency_p50_ms"],
         "ff_latency_p99_ms": ff["latency_p99_ms"],
         "ff_missed_cycles": ff["missed_cycles"],

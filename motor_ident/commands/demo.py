@@ -47,6 +47,12 @@ def _run(args: argparse.Namespace, *, scenario: str) -> int:
             f"({100.0 * (1.0 - after / before):.0f} % lower)"
         )
     console.print(f"commands published: {summary['commands_published']}, non-finite: {summary['nonfinite_commands']}")
+    if summary["command_step_max_at_switch"] is not None:
+        console.print(
+            f"largest command step: {summary['command_step_max_at_switch']:.4f} N m while switching to the "
+            f"identified model, {summary['command_step_max_tracking']:.4f} N m while tracking "
+            f"(physically consistent: {summary['physically_consistent']})"
+        )
     console.print(f"plots: {', '.join(summary['plots'])}")
     write_json(args.json or str(out / "summary.json"), summary)
     return 0

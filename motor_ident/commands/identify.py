@@ -258,7 +258,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("identify", help="offline identification from recorded data (CSV / NPZ / rosbag2)")
     p.add_argument("data", help="recorded data: .npz, .csv, or a rosbag2 bag (directory, .mcap or .db3)")
     p.add_argument("--robot", required=True, help="robot config name (e.g. valkyrie_arm) or YAML path")
-    p.add_argument("--method", choices=["ols", "wls", "nominal"], default="wls", help="estimator (default wls)")
+    p.add_argument(
+        "--method",
+        choices=["ols", "wls", "nominal", "sdp", "log_cholesky"],
+        default="wls",
+        help="estimator (default wls); sdp and log_cholesky keep every body physically valid",
+    )
     p.add_argument("--alpha", type=float, default=0.9, help="data weight of --method nominal (seed 001 eq. 105)")
     p.add_argument("--validate", type=float, default=0.0, metavar="FRACTION", help="hold out this final fraction")
     p.add_argument("--out", help="write identified parameters to this YAML file")

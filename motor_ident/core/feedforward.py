@@ -6,6 +6,10 @@ feedback to the reference's: ``qdd_cmd = qdd_ref + kd (qd_ref - qd) + kp (q_ref 
 compensation is part of Y (its friction columns, evaluated at the measured velocity).
 
 Every command leaves through `saturate`: finite, within +-effort_limit and within the rate limit.
+
+A new model (the identifier's gate opening or closing, every refit while it is open) is not
+switched in at once: `ModelBlend` moves the parameters over a short blend whose torque change is
+bounded per second, so a switch never steps the command.
 """
 
 from __future__ import annotations
@@ -99,6 +103,18 @@ class ComputedTorque:
         Y[:, self._friction_cols] = 0.0
         return self.base.base_regressor(Y) @ np.asarray(theta_base, dtype=float)
 
+    def command_rows(
+        self, q: ArrayLike, qd: ArrayLike, q_ref: ArrayLike, qd_ref: ArrayLike, qdd_ref: ArrayLike
+    ) -> FloatArray:
+        """Base regressor rows ``Y_base(q, qd, qdd_cmd)`` (n, r) of the command: ``command = rows @ theta``."""
+        q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+        qdd_cmd = (
+            np.asarray(qdd_ref, dtype=float)
+            + self.config.kd * (np.asarray(qd_ref, dtype=float) - qd)
+            + self.config.kp * (np.asarray(q_ref, dtype=float) - q)
+        )
+        return self.base.base_regressor(self.regressor.rows(q, qd, qdd_cmd, out=self._Y)[0])
+
     def command(
         self,
         q: ArrayLike,
@@ -109,13 +125,60 @@ class ComputedTorque:
         theta_base: ArrayLike,
     ) -> FloatArray:
         """Unsaturated computed torque for the measured state and the reference (n,) [N m]."""
-        q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
-        qdd_cmd = (
-            np.asarray(qdd_ref, dtype=float)
-            + self.config.kd * (np.asarray(qd_ref, dtype=float) - qd)
-            + self.config.kp * (np.asarray(q_ref, dtype=float) - q)
-        )
-        return self.torque(q, qd, qdd_cmd, theta_base)
+        return self.command_rows(q, qd, q_ref, qd_ref, qdd_ref) @ np.asarray(theta_base, dtype=float)
+
+
+class ModelBlend:
+    """The model in use, switched to a new one without a torque step.
+
+    Torque is linear in the base parameters, so blending parameters blends torques: during a
+    switch the command uses ``theta(s) = (1 - s) theta_from + s theta_to`` with s rising from 0 to
+    1 as fast as the bound allows: by ``rate * dt / max_j |rows_j @ (theta_to - theta_from)|`` per
+    command, so the switch adds at most ``rate * dt`` [N m] to any joint's command step. A switch
+    therefore lasts as long as its torque change needs: 0.2 s for 10 N m at 50 N m/s, one cycle
+    for the small change of a refit. A new model during a switch starts from the parameters in use.
+
+    Args:
+        theta: base parameters in use at start (r,).
+        rate: bound on the switch's share of |d tau / dt| [N m/s]; inf switches at once.
+    """
+
+    def __init__(self, theta: ArrayLike, rate: float = 50.0) -> None:
+        if not rate > 0.0:
+            raise ConfigError(f"blend_rate = {rate!r}: expected > 0 [N m/s] (inf switches at once)")
+        self.rate = float(rate)
+        self.theta = np.asarray(theta, dtype=float).copy()
+        self._from = self.theta.copy()
+        self._to = self.theta.copy()
+        self._s = 1.0
+
+    @property
+    def target(self) -> FloatArray:
+        """The model being switched to (the one in use once the blend ends)."""
+        return self._to
+
+    @property
+    def progress(self) -> float:
+        """Fraction of the current switch done, in [0, 1] (1 when none is under way)."""
+        return self._s
+
+    def set_target(self, theta: ArrayLike) -> None:
+        """Start switching from the parameters in use to ``theta`` (r,)."""
+        self._from = self.theta.copy()
+        self._to = np.asarray(theta, dtype=float).copy()
+        self._s = 0.0
+
+    def step(self, rows: ArrayLike, dt: float) -> FloatArray:
+        """Advance the switch for a command with base regressor rows (n, r), ``dt`` [s] after the
+        previous one; returns the parameters to use for it (r,)."""
+        if self._s >= 1.0:
+            return self.theta
+        difference = float(np.max(np.abs(np.asarray(rows) @ (self._to - self._from))))
+        instant = difference == 0.0 or np.isinf(self.rate)
+        ds = np.inf if instant else self.rate * max(float(dt), 0.0) / difference
+        self._s = min(1.0, self._s + ds)
+        self.theta = self._to.copy() if self._s >= 1.0 else self._from + self._s * (self._to - self._from)
+        return self.theta
 
 
 class ReferenceBuffer:

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 import numpy as np
@@ -28,6 +28,8 @@ class Method(str, Enum):
     OLS = "ols"
     WLS = "wls"
     NOMINAL = "nominal"
+    SDP = "sdp"
+    LOG_CHOLESKY = "log_cholesky"
 
 
 def structural_base_parameters(regressor: Regressor, *, samples: int = 400, seed: int = 0) -> BaseParameters:
@@ -49,7 +51,8 @@ class Identification:
         fit: the estimator's result on the base parameters (training part).
         base: the full <-> base parameter map.
         theta: full parameter vector consistent with the base estimate (dependent parameters
-            taken from the nominal model), shape (p,).
+            taken from the nominal model; physically valid bodies for ``sdp`` and
+            ``log_cholesky``), shape (p,).
         names: full parameter names, length p.
         heldout: metrics on the held-out part, or None without validation.
         n_train: training samples; n_heldout: held-out samples.
@@ -88,7 +91,11 @@ def identify(
         regressor: the full regressor of the robot.
         q, qd, qdd: joint positions, velocities, accelerations, each shape (N, n).
         tau: measured joint torques, shape (N, n) [N m].
-        method: ``ols``, ``wls`` or ``nominal`` (pulled toward ``theta_nominal`` with ``alpha``).
+        method: ``ols``, ``wls``, ``nominal`` (pulled toward ``theta_nominal`` with ``alpha``), or
+            physically consistent weighted least squares (every body's pseudo-inertia PSD,
+            friction with its sign; `motor_ident.core.consistency`) solved as an SDP (``sdp``)
+            or by log-Cholesky least squares (``log_cholesky``). Their reported covariance is
+            the unconstrained WLS one.
         theta_nominal: full nominal parameters (p,); used for the dependent parameters of the
             returned full vector and by the ``nominal`` method. Zeros when None.
         alpha: data weight of the ``nominal`` method, in (0, 1].
@@ -136,8 +143,31 @@ def identify(
         fit = train.ols()
     elif method is Method.WLS:
         fit = train.wls()
-    else:
+    elif method is Method.NOMINAL:
         fit = train.pulled_to_nominal(base.to_base(theta_ref), alpha)
+    else:
+        from motor_ident.core.consistency import consistent_least_squares, physical_constraints
+
+        fit = train.wls()
+        consistent = consistent_least_squares(
+            train,
+            physical_constraints(regressor),
+            base=base,
+            theta_nominal=theta_nominal,
+            sigma=fit.sigma,
+            method=method.value,
+        )
+        m = consistent.metrics
+        fit = replace(
+            fit,
+            theta=consistent.theta_data,
+            r2=m.r2,
+            r2_uncentred=m.r2_uncentred,
+            nrmse=m.nrmse,
+            rmse=m.rmse,
+            method=method.value,
+        )
+        theta_ref = consistent.theta
     return Identification(
         fit=fit,
         base=base,

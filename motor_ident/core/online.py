@@ -13,17 +13,23 @@ alpha), which keeps directions the window does not excite at their nominal value
 making the solve singular.
 
 `ModelGate` decides whether the identified model may be used (seed 001: buffer full and
-R^2 >= 0.95), adding a condition-number limit and hysteresis so it does not chatter.
+R^2 >= 0.95), adding a condition-number limit, hysteresis so it does not chatter, and physical
+validity: the estimate must be explained by bodies with positive semidefinite pseudo-inertias and
+friction of the right sign, exactly or within its noise (`motor_ident.core.consistency`). The
+model then used is the consistent one (the estimate, or its projection when that is within noise),
+so a controller never runs on parameters no robot could have.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from motor_ident.core.base_params import BaseParameters
+from motor_ident.core.consistency import ConsistencyChecker, ConsistencyResult, physical_constraints
 from motor_ident.core.estimation import RegressionStatistics, solve_theta
 from motor_ident.core.regressor import Regressor
 from motor_ident.errors import ConfigError, DataError, EstimationError
@@ -227,6 +233,10 @@ class GateConfig:
         max_condition_number: refuse a window whose regressor is worse conditioned.
         require_full_buffer: seed 001 also required a full buffer.
         r2_definition: ``uncentred`` (seed 001 eq. 104) or ``centred``.
+        require_consistent: open only for physically consistent estimates (checked when every
+            other condition holds; ~20 ms per refit on a 7-body arm when the SDP runs).
+        consistency_confidence: accept an estimate whose projection onto valid bodies costs a
+            chi-square below this quantile (r degrees of freedom), in (0, 1).
     """
 
     r2_threshold: float = 0.95
@@ -234,6 +244,8 @@ class GateConfig:
     max_condition_number: float = 1e4
     require_full_buffer: bool = True
     r2_definition: str = "uncentred"
+    require_consistent: bool = True
+    consistency_confidence: float = 0.99
 
     def __post_init__(self) -> None:
         if not 0.0 < self.r2_threshold <= 1.0:
@@ -244,25 +256,40 @@ class GateConfig:
             raise ConfigError(f"max_condition_number = {self.max_condition_number!r}: expected > 1")
         if self.r2_definition not in ("uncentred", "centred"):
             raise ConfigError(f"r2_definition = {self.r2_definition!r}: expected 'uncentred' or 'centred'")
+        if not 0.0 < self.consistency_confidence < 1.0:
+            raise ConfigError(f"consistency_confidence = {self.consistency_confidence!r}: expected 0 < value < 1")
 
 
 class ModelGate:
-    """Hysteresis gate over window fits. `reason` says why it is closed."""
+    """Hysteresis gate over window fits. `reason` says why it is closed; `consistency` holds the
+    latest physical-validity verdict (None when it was not checked)."""
 
     def __init__(self, config: GateConfig) -> None:
         self.config = config
         self.open = False
         self.reason = "no estimate yet"
         self.forced_nominal = False
+        self.consistency: ConsistencyResult | None = None
 
     def reset(self) -> None:
         """Close the gate (buffers were reset)."""
         self.open = False
         self.reason = "buffer reset"
+        self.consistency = None
 
-    def update(self, fit: WindowFit | None, window_full: bool) -> bool:
-        """Feed the latest window fit (None when there is none); returns whether the gate is open."""
+    def update(
+        self,
+        fit: WindowFit | None,
+        window_full: bool,
+        check: Callable[[WindowFit], ConsistencyResult] | None = None,
+    ) -> bool:
+        """Feed the latest window fit (None when there is none); returns whether the gate is open.
+
+        ``check`` tells physical validity; it is called only when every other condition holds
+        (it may cost an SDP solve) and an error it raises closes the gate with its message.
+        """
         cfg = self.config
+        self.consistency = None
         if self.forced_nominal:
             self.open, self.reason = False, "nominal model forced by the user (~/use_nominal)"
             return False
@@ -284,8 +311,19 @@ class ModelGate:
         elif worst < threshold:
             self.open, self.reason = False, f"R2 {worst:.3f} < {threshold:.3f} (joint {int(np.argmin(r2))})"
         else:
-            self.open, self.reason = True, "identified model active"
+            self.open, self.reason = self._physical(fit, check)
         return self.open
+
+    def _physical(self, fit: WindowFit, check: Callable[[WindowFit], ConsistencyResult] | None) -> tuple[bool, str]:
+        if check is None:
+            return True, "identified model active"
+        try:
+            self.consistency = check(fit)
+        except EstimationError as exc:
+            return False, f"consistency check failed: {exc}"
+        if not self.consistency.consistent:
+            return False, f"physically inconsistent: {self.consistency.reason}"
+        return True, f"identified model active ({self.consistency.reason})"
 
 
 class DelayLine:
@@ -360,6 +398,9 @@ class OnlineIdentifier:
         self.regressor, self.base, self.config = regressor, base, config
         n = regressor.robot.n
         self.theta_nominal = base.to_base(theta_nominal)
+        self._theta_nominal_full = np.asarray(theta_nominal, dtype=float).copy()
+        self._checker: ConsistencyChecker | None = None
+        self._chi2_limit = float("inf")
         self.window = SlidingWindowLS(
             n, base.n_base, config.window, theta_nominal=self.theta_nominal, alpha=config.alpha
         )
@@ -382,13 +423,38 @@ class OnlineIdentifier:
 
     @property
     def active_theta(self) -> FloatArray:
-        """Base parameters of the active model: identified when the gate is open, else nominal."""
-        return self.fit.theta if (self.gate.open and self.fit is not None) else self.theta_nominal
+        """Base parameters of the active model: when the gate is open the identified ones (their
+        physically consistent projection when the gate checked validity), else nominal."""
+        if not self.gate.open or self.fit is None:
+            return self.theta_nominal
+        consistency = self.gate.consistency
+        return consistency.theta_base if consistency is not None else self.fit.theta
 
     def set_nominal(self, theta_base: ArrayLike) -> None:
         """Replace the nominal (fallback and prior) base parameters."""
         self.theta_nominal = np.asarray(theta_base, dtype=float).copy()
         self.window.theta_nominal = self.theta_nominal
+        self._theta_nominal_full = self.base.to_full(self.theta_nominal, self._theta_nominal_full)
+        if self._checker is not None:
+            self._checker.theta_nominal = self._theta_nominal_full
+
+    def check_consistency(self, fit: WindowFit) -> ConsistencyResult:
+        """Physical validity of a window fit, in the metric of its information ``sum_j Y_j'Y_j / s_j^2``.
+
+        s_j is the window's residual RMS of joint j, so the projection's cost is a chi-square with
+        r degrees of freedom when the truth is consistent (`ConsistencyChecker`). The SDP is
+        compiled at the first call (~0.5 s).
+        """
+        from scipy.stats import chi2
+
+        if self._checker is None:
+            self._checker = ConsistencyChecker(
+                physical_constraints(self.regressor), self.base, self._theta_nominal_full
+            )
+            self._chi2_limit = float(chi2.ppf(self.config.gate.consistency_confidence, self.base.n_base))
+        weights = 1.0 / np.maximum(fit.rmse, 1e-12) ** 2
+        information = np.einsum("j,jik->ik", weights, self.window.stats.A)
+        return self._checker.check(fit.theta, information=information, chi2_limit=self._chi2_limit)
 
     def reset(self) -> None:
         """Empty the buffers and close the gate."""
@@ -446,5 +512,6 @@ class OnlineIdentifier:
             self.fit = self.window.solve() if self.window.count else None
         except EstimationError:
             self.fit = None
-        self.gate.update(self.fit, self.window.full)
+        check = self.check_consistency if self.config.gate.require_consistent else None
+        self.gate.update(self.fit, self.window.full, check)
         return self.fit

@@ -27,6 +27,7 @@ class Recording:
     tracking_error: list[tuple[float, FloatArray]] = field(default_factory=list)
     r2: list[tuple[float, FloatArray]] = field(default_factory=list)
     gate: list[tuple[float, bool]] = field(default_factory=list)
+    command_step: list[tuple[float, float]] = field(default_factory=list)  # t, max |u_k - u_k-1| [N m]
     commands: int = 0
     nonfinite_commands: int = 0
 
@@ -54,7 +55,10 @@ def summarize(result: RunResult, *, ramp_time: float = 2.0, settle: float = 1.0)
     """The demo's JSON: when the gate opened, R^2, tracking RMSE before and after, command counts.
 
     Tracking RMSE is over all joints [rad]: ``nominal`` from the end of the ramp-in to the gate
-    opening, ``identified`` from ``settle`` seconds after the opening to the end.
+    opening, ``identified`` from ``settle`` seconds after the opening to the end. Command steps
+    (largest change of any joint's command between consecutive commands [N m]):
+    ``command_step_max_at_switch`` from the gate opening to ``settle`` seconds after it (the model
+    switch), ``command_step_max_tracking`` over the rest of the run after the ramp-in.
     """
     rec = result.recording
     opened = next((t for t, is_open in rec.gate if is_open), None)
@@ -68,6 +72,9 @@ def summarize(result: RunResult, *, ramp_time: float = 2.0, settle: float = 1.0)
         after = rmse(t_err >= opened + settle) if opened is not None else None
     else:
         before = after = None
+    t_step, step = _series(rec.command_step)
+    switching = (t_step >= opened) & (t_step <= opened + settle) if opened is not None else np.zeros(t_step.size, bool)
+    tracking = (t_step >= ramp_time) & ~switching
     summary = result.identifier_summary
     return {
         "scenario": result.scenario,
@@ -84,6 +91,9 @@ def summarize(result: RunResult, *, ramp_time: float = 2.0, settle: float = 1.0)
         "tracking_rmse_nominal": before,
         "tracking_rmse_identified": after,
         "commands_published": rec.commands,
+        "command_step_max_at_switch": float(step[switching].max()) if switching.any() else None,
+        "command_step_max_tracking": float(step[tracking].max()) if tracking.any() else None,
+        "physically_consistent": summary["physically_consistent"],
         "nonfinite_commands": rec.nonfinite_commands,
         "dropped_samples": summary["dropped_samples"],
     }

@@ -3,8 +3,10 @@
 On every ``joint_states`` sample it computes ``tau = Y_base(q, qd, qdd_cmd) theta_base`` (seed
 001 eq. 109, with optional PD terms in qdd_cmd) using the model the identifier's gate made active
 (``identifier/active_parameters``; the robot config's nominal model until that arrives),
-saturates it and publishes it on ``effort_controller/commands`` (std_msgs/Float64MultiArray for a
-ros2_controllers forward command controller). The reference comes on ``~/reference``
+switching to each new model over a short blend (`ModelBlend`: no joint's torque moves faster
+than ``blend_rate`` because of the switch), saturates it and publishes it on
+``effort_controller/commands`` (std_msgs/Float64MultiArray for a ros2_controllers forward
+command controller). The reference comes on ``~/reference``
 (trajectory_msgs/JointTrajectory, linearly interpolated).
 
 Watchdog: when joint states stop for ``state_timeout`` (wall time) or the reference does not cover
@@ -23,7 +25,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from motor_ident.core.feedforward import ComputedTorque, FeedforwardConfig, ReferenceBuffer, saturate
+from motor_ident.core.feedforward import ComputedTorque, FeedforwardConfig, ModelBlend, ReferenceBuffer, saturate
 from motor_ident.core.identification import structural_base_parameters
 from motor_ident.errors import ConfigError
 from motor_ident.ros.common import COMMAND_QOS, LATCHED_QOS, STATE_QOS, declare, robot_from_parameters, run_node
@@ -74,7 +76,10 @@ class FeedforwardNode(Node):
         )
         self.base = structural_base_parameters(regressor)
         self.law = ComputedTorque(regressor, self.base, ff_config)
-        self.theta = self.base.to_base(config.nominal_parameters(regressor))
+        self.blend = ModelBlend(
+            self.base.to_base(config.nominal_parameters(regressor)),
+            rate=declare(self, "blend_rate", 50.0, "a model switch moves no joint torque faster [N m/s]"),
+        )
         self.model_source = "robot config nominal"
         self.joints = config.joints
         self.index = JointIndex(config.joints)
@@ -104,7 +109,7 @@ class FeedforwardNode(Node):
         if values is None:
             self.get_logger().error(f"model parameters ignored: {reason}", throttle_duration_sec=5.0)
             return
-        self.theta = values
+        self.blend.set_target(values)
         self.model_source = "identifier"
 
     def _on_reference(self, msg: JointTrajectory) -> None:
@@ -157,13 +162,14 @@ class FeedforwardNode(Node):
             return
         self.mode = f"tracking ({self.model_source} model)"
         q_ref, qd_ref, qdd_ref = ref
-        self._send(self.law.command(q, qd, q_ref, qd_ref, qdd_ref, self.theta), dt)
+        rows = self.law.command_rows(q, qd, q_ref, qd_ref, qdd_ref)
+        self._send(rows @ self.blend.step(rows, dt), dt)
         self.tracking_error = q_ref - q  # monitoring after the command: off the latency path
         self.error_pub.publish(make_array(self.tracking_error))
 
     def _safe(self, q: np.ndarray) -> np.ndarray:
         if self.law.config.safe_mode == "gravity":
-            return self.law.gravity(q, self.theta)
+            return self.law.gravity(q, self.blend.theta)
         return np.zeros_like(q)
 
     def _send(self, tau: np.ndarray, dt: float) -> None:
@@ -187,6 +193,7 @@ class FeedforwardNode(Node):
         values = {
             "mode": self.mode,
             "model": self.model_source,
+            "model_switch_progress": self.blend.progress,
             "commands_published": self.commands_published,
             "nonfinite_commands_replaced": self.nonfinite_commands,
             "dropped_samples": self.rejected,

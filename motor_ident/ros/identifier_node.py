@@ -6,11 +6,12 @@ regressor, base parameters and least squares as ``motor-ident identify``). Publi
 - ``~/parameters``: the current window estimate of the base parameters (Float64MultiArray; the
   names, in order, are the read-only parameter ``parameter_names``);
 - ``~/active_parameters``: the base parameters of the model in use — identified while the gate
-  is open, nominal otherwise (latched; the feedforward node follows it);
+  is open (their physically consistent projection), nominal otherwise (latched; the
+  feedforward node follows it);
 - ``~/predicted_effort``: torque predicted by the active model for the latest sample, beside the
   measurement for rqt_plot; ``~/r2``: R^2 per joint on the window; ``~/gate_open``;
-- ``/diagnostics``: R^2 per joint, condition number, buffer fill, gate state and why, active
-  model, dropped samples.
+- ``/diagnostics``: R^2 per joint, condition number, physical consistency, buffer fill, gate
+  state and why (the first condition that failed), active model, dropped samples.
 
 Services: ``~/reset`` (empty the buffer), ``~/save`` (write the estimate to ``parameters_file``
 atomically), ``~/use_nominal`` (SetBool: force the nominal model). A parameter file saved earlier
@@ -62,6 +63,12 @@ class IdentifierNode(Node):
                 self, "require_full_buffer", True, "use the estimate only once the buffer is full"
             ),
             r2_definition=declare(self, "r2_definition", "uncentred", "uncentred (seed 001 eq. 104) or centred"),
+            require_consistent=declare(
+                self, "require_consistent", True, "open only for physically consistent estimates"
+            ),
+            consistency_confidence=declare(
+                self, "consistency_confidence", 0.99, "chi-square quantile a consistent projection may cost"
+            ),
         )
         settings = IdentifierConfig(
             window=declare(self, "window", 500, "samples in the sliding buffer"),
@@ -239,6 +246,16 @@ class IdentifierNode(Node):
                     "r2_uncentred_per_joint": list(fit.r2_uncentred),
                     "rmse_per_joint": list(fit.rmse),
                     "condition_number": fit.condition_number,
+                }
+            )
+        verdict = core.gate.consistency
+        if verdict is not None:
+            values.update(
+                {
+                    "physically_consistent": verdict.consistent,
+                    "consistency": verdict.reason,
+                    "consistency_chi2": verdict.chi2,
+                    "consistency_check_ms": 1e3 * verdict.seconds,
                 }
             )
         level = OK if core.gate_open else WARN

@@ -53,6 +53,7 @@ class Recorder(Node):
         self.joints = joints
         self.data = Recording(keep_series=keep_series)
         self.sim_time = 0.0
+        self._last_command: FloatArray | None = None
         self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
         self.create_subscription(JointState, "identifier/predicted_effort", self._on_predicted, 10)
         self.create_subscription(Float64MultiArray, "feedforward/tracking_error", self._on_error, 10)
@@ -83,8 +84,12 @@ class Recorder(Node):
 
     def _on_command(self, msg: Float64MultiArray) -> None:
         self.data.commands += 1
-        if not np.all(np.isfinite(msg.data)):
+        command = np.asarray(msg.data, dtype=float)
+        if not np.all(np.isfinite(command)):
             self.data.nonfinite_commands += 1
+        elif self.data.keep_series and self._last_command is not None:
+            self.data.command_step.append((self.sim_time, float(np.max(np.abs(command - self._last_command)))))
+        self._last_command = command
 
 
 def default_dds_environment() -> None:
@@ -192,6 +197,8 @@ def _identifier_summary(node: Node) -> dict[str, object]:
         "r2_per_joint": None if fit is None else [float(x) for x in fit.r2],
         "r2_uncentred_per_joint": None if fit is None else [float(x) for x in fit.r2_uncentred],
         "condition_number": None if fit is None else float(fit.condition_number),
+        "physically_consistent": None if core.gate.consistency is None else bool(core.gate.consistency.consistent),
+        "active_theta": [float(x) for x in core.active_theta],
         "dropped_samples": int(core.dropped + node.rejected),  # type: ignore[attr-defined]
         "theta": None if fit is None else [float(x) for x in fit.theta],
         "parameter_names": list(node.names),  # type: ignore[attr-defined]

@@ -18,7 +18,7 @@ import yaml
 from numpy.typing import NDArray
 
 from motor_ident.core.excitation import ramp_in, random_fourier_trajectory
-from motor_ident.core.feedforward import ComputedTorque, FeedforwardConfig, saturate
+from motor_ident.core.feedforward import ComputedTorque, FeedforwardConfig, ModelBlend, saturate
 from motor_ident.core.identification import structural_base_parameters
 from motor_ident.core.online import GateConfig, IdentifierConfig, OnlineIdentifier
 from motor_ident.errors import ConfigError
@@ -62,13 +62,18 @@ class ClosedLoop:
     ramp_time: float
     q_start: FloatArray
     command: FloatArray
+    blend: ModelBlend
 
     def step(self) -> tuple[Measurement, FloatArray]:
         """One control cycle: measure, identify, command, integrate. Returns the measurement and q_ref - q."""
         m = self.sim.measure()
+        fit = self.identifier.fit
         self.identifier.add_sample(m.t, m.q, m.qd, m.effort)
+        if self.identifier.fit is not fit:  # a refit: the node publishes the active model, the feedforward blends
+            self.blend.set_target(self.identifier.active_theta)
         q_ref, qd_ref, qdd_ref = (x[0] for x in ramp_in([m.t], self.q_start, self.excitation, self.ramp_time))
-        tau = self.law.command(m.q, m.qd, q_ref, qd_ref, qdd_ref, self.identifier.active_theta)
+        rows = self.law.command_rows(m.q, m.qd, q_ref, qd_ref, qdd_ref)
+        tau = rows @ self.blend.step(rows, self.sim.dt)
         self.command = saturate(tau, self.command, self.law.config, self.sim.dt)
         self.sim.set_effort(self.command)
         self.sim.step()
@@ -129,6 +134,7 @@ def build_closed_loop(scenario: str | Path, overrides: dict[str, dict[str, Any]]
         ramp_time=float(ex_p.get("ramp_time", 2.0)),
         q_start=sim.q.copy(),
         command=np.zeros(n),
+        blend=ModelBlend(identifier.theta_nominal, rate=float(ff_p.get("blend_rate", 50.0))),
     )
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from motor_ident.core.feedforward import ModelBlend
+
 pytestmark = pytest.mark.ros
 
 
@@ -35,7 +37,7 @@ def test_no_reference_gives_gravity_only(node) -> None:
     q = np.array([0.3, -0.2, 0.5, 1.0])
     _state(node, 1.0, q, np.zeros(4))
     assert "reference" in node.mode
-    np.testing.assert_allclose(node.previous, node.law.gravity(q, node.theta), rtol=1e-12)
+    np.testing.assert_allclose(node.previous, node.law.gravity(q, node.blend.theta), rtol=1e-12)
 
 
 def test_with_true_model_feedforward_equals_inverse_dynamics(node) -> None:
@@ -44,7 +46,7 @@ def test_with_true_model_feedforward_equals_inverse_dynamics(node) -> None:
     node.reference.set(np.array([0.0, 2.0]), np.stack([q, q]), np.stack([qd, qd]), np.stack([qdd, qdd]))
     _state(node, 1.0, q, qd)
     regressor = node.law.regressor
-    theta = node.base.to_full(node.theta)
+    theta = node.base.to_full(node.blend.theta)
     expected = regressor.predict(theta, q[None], qd[None], qdd[None])[0]
     np.testing.assert_allclose(
         node.previous, np.clip(expected, -node.law.config.effort_limit, node.law.config.effort_limit)
@@ -60,14 +62,14 @@ def test_stale_state_triggers_safe_output(node) -> None:
     node._watchdog()
     assert node.commands_published == sent + 1
     assert "stale" in node.mode
-    np.testing.assert_allclose(node.previous, node.law.gravity(q, node.theta), rtol=1e-12)
+    np.testing.assert_allclose(node.previous, node.law.gravity(q, node.blend.theta), rtol=1e-12)
 
 
 def test_nan_state_is_dropped_and_command_stays_finite(node) -> None:
     """A NaN in joint_states is dropped and counted; commands stay finite and saturated."""
     _state(node, 1.0, np.array([np.nan, 0.0, 0.0, 0.0]), np.zeros(4))
     assert node.rejected == 1 and node.commands_published == 0
-    node.theta = node.theta * 1e6  # an absurd model must still give saturated, finite output
+    node.blend = ModelBlend(node.blend.theta * 1e6, rate=np.inf)  # absurd model, no blend
     _state(node, 1.1, np.array([0.3, 0.2, 0.1, 1.0]), np.zeros(4))
     assert np.all(np.isfinite(node.previous))
     assert np.all(np.abs(node.previous) <= node.law.config.effort_limit)
@@ -95,3 +97,26 @@ def test_recovers_when_state_returns(node) -> None:
     assert "stale" in node.mode
     _state(node, 1.001, q, np.zeros(4))
     assert node.mode.startswith("tracking")
+
+
+def test_model_switch_is_blended_within_the_rate_bound(node) -> None:
+    """A new model on ~/parameters moves the command at most blend_rate * dt per state (it
+    would step by several N m at once) and arrives at the new model's torque."""
+    from motor_ident.ros.conversions import make_array
+
+    q = np.array([0.3, -0.2, 0.5, 1.0])
+    node.reference.set(np.array([0.0, 10.0]), np.stack([q, q]), np.zeros((2, 4)), np.zeros((2, 4)))
+    _state(node, 1.0, q, np.zeros(4))
+    before = node.previous.copy()
+    heavier = 1.5 * node.blend.theta
+    jump = np.abs(node.law.gravity(q, heavier) - before).max()
+    assert jump > 2.0  # N m: what switching at once would do
+    node._on_parameters(make_array(heavier))
+    dt, bound = 0.001, node.blend.rate * 0.001
+    steps = []
+    for k in range(1, int(1.2 * jump / bound) + 2):
+        last = node.previous.copy()
+        _state(node, 1.0 + k * dt, q, np.zeros(4))
+        steps.append(np.abs(node.previous - last).max())
+    assert max(steps) <= bound * (1 + 1e-9)
+    np.testing.assert_allclose(node.previous, node.law.gravity(q, heavier), rtol=1e-12)

@@ -30,6 +30,17 @@ def test_gate_opens_and_cuts_tracking_error(demo_run) -> None:
     assert summary["tracking_rmse_identified"] <= 0.7 * summary["tracking_rmse_nominal"]
 
 
+def test_switch_to_identified_model_is_consistent_and_blended(demo_run) -> None:
+    """The identified model the gate switches to is physically consistent, and the switch moves
+    no command faster than the blend's bound (50 N m/s: 0.05 N m per 1 ms command) beyond the
+    largest step of ordinary tracking."""
+    summary = summarize(demo_run)
+    assert summary["physically_consistent"] is True
+    assert "consistent" in summary["gate_reason"]
+    natural = summary["command_step_max_tracking"]
+    assert natural is not None and summary["command_step_max_at_switch"] <= natural + 0.05
+
+
 def test_no_nonfinite_command_and_every_state_answered(demo_run) -> None:
     """Every command over DDS is finite, and the feedforward answered (nearly) every state."""
     rec = demo_run.recording
@@ -39,7 +50,8 @@ def test_no_nonfinite_command_and_every_state_answered(demo_run) -> None:
 
 
 def test_identified_parameters_predict_the_truth(demo_run) -> None:
-    """The final window estimate predicts the true robot's torques on fresh states (R^2 > 0.95)."""
+    """The final active (physically consistent) model predicts the true robot's torques on fresh
+    states (R^2 > 0.95)."""
     from motor_ident.core.identification import structural_base_parameters
     from motor_ident.core.model import random_states
     from motor_ident.io.robot_config import load_robot_config
@@ -47,7 +59,7 @@ def test_identified_parameters_predict_the_truth(demo_run) -> None:
     config = load_robot_config("valkyrie_arm")
     regressor = config.build_regressor()
     base = structural_base_parameters(regressor)
-    theta = np.asarray(demo_run.identifier_summary["theta"])
+    theta = np.asarray(demo_run.identifier_summary["active_theta"])
     assert demo_run.identifier_summary["parameter_names"] == base.expressions()
     rng = np.random.default_rng(0)
     q, _, _ = random_states(regressor.robot, rng, 200)
