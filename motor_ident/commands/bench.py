@@ -139,7 +139,7 @@ def bench_refit(windows: tuple[int, ...] = (500, 2000, 10000), updates: int = 30
 
 
 def bench_consistency(repeats: int = 30) -> dict[str, Any]:
-    """Cost of the gate's physical-consistency check on valkyrie_arm (7 bodies, 34 base parameters).
+    """Cost of the gate's physical-consistency check on valkyrie_arm (4 links, 34 base parameters).
 
     ``sdp_ms``: an estimate from 5 s of noisy data checked against a 30 % heavier nominal model,
     so the O(b) test fails and the SDP decides (what the demo's identifier does at every refit);
@@ -269,7 +269,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         )
     c = results["consistency"]
     table.add_row(
-        "consistency check 7 bodies",
+        "consistency check, 4 links",
         f"SDP {c['sdp_ms']:.1f} ms (p95 {c['sdp_p95_ms']:.1f}), O(b) test {c['fast_us']:.0f} us",
         "< refit period (100 ms at 10 Hz)",
     )

@@ -712,7 +712,7 @@ class ConsistencyChecker:
     State: the compiled SDP (built once, reused by every `check`). Per call, first the cheap test:
     the estimate completed with the nominal model's dependent parameters
     (``base.to_full(theta_base, theta_nominal)``) is checked by b 4 x 4 eigenvalue problems
-    and the sign tests; only when that fails is the SDP solved (~20 ms for the 7-body arm),
+    and the sign tests; only when that fails is the SDP solved (~20 ms for the 4-link valkyrie_arm),
     which re-chooses the dependent parameters and otherwise projects onto the nearest
     consistent base vector in the metric W.
 
@@ -817,7 +817,9 @@ class ConsistencyChecker:
                     f"<= {chi2_limit:.3g}{nominal_note}"
                 )
             else:
-                what = "; ".join(fast_failures) if fast_failures else "constraints conflict"
+                # What the estimate violates with the best dependent parameters the SDP found.
+                failures = violations(self.base.to_full(theta_base, solution.theta), self.constraints)
+                what = "; ".join(failures or fast_failures) or "constraints conflict"
                 active = ", ".join(solution.active) or "-"
                 limit = f"chi2 {distance**2:.3g} > {chi2_limit:.3g}, " if chi2_limit is not None else ""
                 reason = (

@@ -234,7 +234,7 @@ class GateConfig:
         require_full_buffer: seed 001 also required a full buffer.
         r2_definition: ``uncentred`` (seed 001 eq. 104) or ``centred``.
         require_consistent: open only for physically consistent estimates (checked when every
-            other condition holds; ~20 ms per refit on a 7-body arm when the SDP runs).
+            other condition holds; ~20 ms per refit on the 4-link valkyrie_arm when the SDP runs).
         consistency_confidence: accept an estimate whose projection onto valid bodies costs a
             chi-square below this quantile (r degrees of freedom), in (0, 1).
     """
@@ -442,19 +442,26 @@ class OnlineIdentifier:
         """Physical validity of a window fit, in the metric of its information ``sum_j Y_j'Y_j / s_j^2``.
 
         s_j is the window's residual RMS of joint j, so the projection's cost is a chi-square with
-        r degrees of freedom when the truth is consistent (`ConsistencyChecker`). The SDP is
-        compiled at the first call (~0.5 s).
+        r degrees of freedom when the truth is consistent (`ConsistencyChecker`). The first call
+        runs `prepare_consistency_check` unless that was done.
         """
-        from scipy.stats import chi2
+        checker = self.prepare_consistency_check()
+        weights = 1.0 / np.maximum(fit.rmse, 1e-12) ** 2
+        information = np.einsum("j,jik->ik", weights, self.window.stats.A)
+        return checker.check(fit.theta, information=information, chi2_limit=self._chi2_limit)
 
+    def prepare_consistency_check(self) -> ConsistencyChecker:
+        """Import cvxpy, compile the SDP and solve it once (1-2 s cold): call it at start-up so
+        the first check does not stall the data path."""
         if self._checker is None:
+            from scipy.stats import chi2
+
             self._checker = ConsistencyChecker(
                 physical_constraints(self.regressor), self.base, self._theta_nominal_full
             )
             self._chi2_limit = float(chi2.ppf(self.config.gate.consistency_confidence, self.base.n_base))
-        weights = 1.0 / np.maximum(fit.rmse, 1e-12) ** 2
-        information = np.einsum("j,jik->ik", weights, self.window.stats.A)
-        return self._checker.check(fit.theta, information=information, chi2_limit=self._chi2_limit)
+            self._checker.check(self.theta_nominal, fast=False)
+        return self._checker
 
     def reset(self) -> None:
         """Empty the buffers and close the gate."""

@@ -13,6 +13,10 @@ from motor_ident.io.robot_config import RobotConfig, load_robot_config
 
 # joint_states / motor_states: latest sample matters, loss is tolerable (ros2/demos convention).
 STATE_QOS = qos_profile_sensor_data
+# The identifier uses every sample: a deep reader queue (0.5 s at 1 kHz) rides out its refits and
+# physical-consistency checks (an SDP, 20-60 ms) without losing states. Best effort, so it matches
+# any publisher.
+IDENTIFIER_STATE_QOS = QoSProfile(depth=500, reliability=ReliabilityPolicy.BEST_EFFORT)
 # ros2_controllers' forward command controllers subscribe RELIABLE: a best-effort publisher
 # would never be matched, so commands are RELIABLE, shallow.
 COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)

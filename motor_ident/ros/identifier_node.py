@@ -35,7 +35,7 @@ from motor_ident.core.identification import structural_base_parameters
 from motor_ident.core.online import GateConfig, IdentifierConfig, OnlineIdentifier
 from motor_ident.errors import ConfigError
 from motor_ident.io.params import ParameterSet, load_parameters, save_parameters
-from motor_ident.ros.common import LATCHED_QOS, STATE_QOS, declare, robot_from_parameters, run_node
+from motor_ident.ros.common import IDENTIFIER_STATE_QOS, LATCHED_QOS, declare, robot_from_parameters, run_node
 from motor_ident.ros.conversions import (
     ERROR,
     OK,
@@ -101,6 +101,8 @@ class IdentifierNode(Node):
         self.last_reject_reason = ""
         self.nominal_source = "robot config"
         self._load_saved()
+        if gate.require_consistent:
+            self.core.prepare_consistency_check()  # cvxpy import and SDP compilation: not mid-stream
 
         self.param_pub = self.create_publisher(Float64MultiArray, "~/parameters", 10)
         self.active_pub = self.create_publisher(Float64MultiArray, "~/active_parameters", LATCHED_QOS)
@@ -108,7 +110,7 @@ class IdentifierNode(Node):
         self.r2_pub = self.create_publisher(Float64MultiArray, "~/r2", 10)
         self.gate_pub = self.create_publisher(Bool, "~/gate_open", LATCHED_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
+        self.create_subscription(JointState, "joint_states", self._on_state, IDENTIFIER_STATE_QOS)
         self.create_service(Trigger, "~/reset", self._on_reset)
         self.create_service(Trigger, "~/save", self._on_save)
         self.create_service(SetBool, "~/use_nominal", self._on_use_nominal)
