@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pinocchio as pin
-import pytest
 from numpy.testing import assert_allclose
 
 from motor_ident.core.consistency import (
@@ -13,32 +12,11 @@ from motor_ident.core.consistency import (
     inertial_from_pseudo_inertia,
     inertial_to_log_cholesky,
     log_cholesky_to_inertial,
-    physical_constraints,
     pseudo_inertia,
     violations,
 )
 from motor_ident.core.estimation import RegressionStatistics, ols
-from motor_ident.core.identification import structural_base_parameters
-from motor_ident.io.robot_config import load_robot_config
 from motor_ident.sim.synthetic import excitation_record
-
-
-@pytest.fixture(scope="module")
-def arm() -> dict:
-    """valkyrie_arm with its base map, constraints and a held-out noise-free record."""
-    config = load_robot_config("valkyrie_arm")
-    regressor = config.build_regressor()
-    base = structural_base_parameters(regressor)
-    theta_true = config.nominal_parameters(regressor)
-    test, _ = excitation_record(regressor, theta_true, duration=20.0, rate_hz=100.0, noise_std=0.0, seed=9)
-    Y_test = base.base_regressor(regressor.rows(test.q, test.qd, test.qdd))
-    return {
-        "regressor": regressor,
-        "base": base,
-        "theta_true": theta_true,
-        "constraints": physical_constraints(regressor),
-        "heldout_rmse": lambda theta_base: float(np.sqrt(np.mean((Y_test @ theta_base - test.tau) ** 2))),
-    }
 
 
 def _statistics(arm: dict, *, duration: float, velocity_amplitude: float, noise: float):

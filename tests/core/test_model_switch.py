@@ -6,39 +6,11 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from motor_ident.core.consistency import physical_constraints, violations
+from motor_ident.core.consistency import violations
 from motor_ident.core.feedforward import ComputedTorque, FeedforwardConfig, ModelBlend
-from motor_ident.core.identification import structural_base_parameters
 from motor_ident.core.online import IdentifierConfig, OnlineIdentifier
 from motor_ident.errors import ConfigError
-from motor_ident.io.robot_config import load_robot_config
 from motor_ident.sim.synthetic import excitation_record
-
-
-@pytest.fixture(scope="module")
-def arm() -> dict:
-    """valkyrie_arm: regressor, base map, true parameters, a computed-torque law, a held-out record."""
-    config = load_robot_config("valkyrie_arm")
-    regressor = config.build_regressor()
-    base = structural_base_parameters(regressor)
-    theta_true = config.nominal_parameters(regressor)
-    n = regressor.robot.n
-    law = ComputedTorque(
-        regressor,
-        base,
-        FeedforwardConfig(
-            kp=np.full(n, 100.0), kd=np.full(n, 20.0), effort_limit=np.full(n, 1e3), rate_limit=np.full(n, np.inf)
-        ),
-    )
-    test, _ = excitation_record(regressor, theta_true, duration=10.0, rate_hz=100.0, noise_std=0.0, seed=21)
-    Y_test = base.base_regressor(regressor.rows(test.q, test.qd, test.qdd))
-    return {
-        "regressor": regressor,
-        "base": base,
-        "theta_true": theta_true,
-        "law": law,
-        "heldout_rmse": lambda theta_base: float(np.sqrt(np.mean((Y_test @ theta_base - test.tau) ** 2))),
-    }
 
 
 def _identify(arm: dict, theta_data: np.ndarray) -> OnlineIdentifier:
@@ -60,7 +32,7 @@ def test_gate_opens_on_a_consistent_estimate_of_a_physical_robot(arm: dict) -> N
     assert ident.gate_open, ident.gate.reason
     assert verdict is not None and verdict.consistent
     assert_allclose(ident.active_theta, verdict.theta_base)
-    assert violations(verdict.theta, physical_constraints(arm["regressor"]), tolerance=1e-6) == []
+    assert violations(verdict.theta, arm["constraints"], tolerance=1e-6) == []
     assert_allclose(arm["base"].projection @ verdict.theta, verdict.theta_base, rtol=1e-6, atol=1e-9)
     assert arm["heldout_rmse"](ident.active_theta) <= 1.05 * arm["heldout_rmse"](ident.fit.theta)
     assert arm["heldout_rmse"](ident.active_theta) < 0.1  # N m; the nominal model is far off
@@ -90,7 +62,10 @@ def _switch_share(
     Returns the largest share of a command step due to the switch, |rows_k (theta_k - theta_k-1)|,
     and the last command's rows.
     """
-    law, dt = arm["law"], 0.001
+    n = arm["regressor"].robot.n
+    gains = {"kp": np.full(n, 100.0), "kd": np.full(n, 20.0), "effort_limit": np.full(n, 1e3)}
+    law = ComputedTorque(arm["regressor"], arm["base"], FeedforwardConfig(**gains, rate_limit=np.full(n, np.inf)))
+    dt = 0.001
     t = np.arange(cycles) * dt
     q = 0.5 * np.sin(np.outer(t, [1.0, 1.3, 0.7, 2.0]))
     qd = 0.5 * np.cos(np.outer(t, [1.0, 1.3, 0.7, 2.0])) * [1.0, 1.3, 0.7, 2.0]
