@@ -46,7 +46,9 @@ class SimRobotNode(Node):
             seed=declare(self, "seed", 0, "noise seed"),
         )
         self.lockstep = declare(self, "lockstep", False, "step when a command arrives (faster than real time)")
-        self.lockstep_timeout = declare(self, "lockstep_timeout", 0.02, "lockstep: wall time to wait for a command [s]")
+        self.lockstep_timeout = declare(
+            self, "lockstep_timeout", 0.1, "lockstep: wall time to wait for a command [s] (> an SDP check)"
+        )
         self.duration = declare(self, "duration", 0.0, "stop stepping after this simulated time [s] (0: never)")
         publish_clock = declare(self, "publish_clock", True, "publish /clock with the simulated time")
         regressor = config.build_regressor()
