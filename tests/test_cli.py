@@ -85,6 +85,38 @@ def test_identify_without_velocities_derives_them(tmp_path: Path) -> None:
     assert min(json.loads(report.read_text())["heldout_r2_per_joint"]) > 0.98
 
 
+def test_identify_flags_a_reversed_torque_sign(tmp_path: Path) -> None:
+    """A torque sensor wired with the wrong sign on the elbow: the fit is still reported, but as
+    physically inconsistent (the elbow's friction comes out negative) with a pointer to
+    --method sdp; the correct record is consistent, and --method sdp returns valid links."""
+    from motor_ident.core.consistency import physical_constraints, violations
+
+    data = tmp_path / "record.npz"
+    args = ["--robot", "valkyrie_arm", "--duration", "20", "--rate", "100", "--noise", "0.05"]
+    assert main(["synth", "--out", str(data), *args]) == 0
+    summaries = {}
+    for name, sign in (("right", 1.0), ("reversed", -1.0)):
+        record = dict(np.load(data))
+        record["tau"] = record["tau"] * np.array([1.0, 1.0, 1.0, sign])
+        path, report = tmp_path / f"{name}.npz", tmp_path / f"{name}.json"
+        np.savez(path, **record)
+        assert main(["identify", str(path), "--robot", "valkyrie_arm", "--no-report", "--json", str(report)]) == 0
+        summaries[name] = json.loads(report.read_text())
+    assert summaries["right"]["physically_consistent"] is True
+    assert summaries["reversed"]["physically_consistent"] is False
+    warning = next(w for w in summaries["reversed"]["warnings"] if "not physically consistent" in w)
+    assert "elbow.f" in warning and "--method sdp" in warning
+    out = tmp_path / "sdp.yaml"
+    path = tmp_path / "reversed.npz"
+    assert (
+        main(["identify", str(path), "--robot", "valkyrie_arm", "--method", "sdp", "--no-report", "--out", str(out)])
+        == 0
+    )
+    regressor = load_robot_config("valkyrie_arm").build_regressor()
+    params = load_parameters(out, expected_names=regressor.names)
+    assert violations(params.values, physical_constraints(regressor), tolerance=1e-6) == []
+
+
 def test_base_params_json(tmp_path: Path) -> None:
     """base-params reports seed 002's counts for the 3-DoF arm."""
     report = tmp_path / "base.json"

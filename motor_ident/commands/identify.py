@@ -155,12 +155,22 @@ def cmd_identify(args: argparse.Namespace) -> int:
             alpha=args.alpha,
             validate_fraction=args.validate,
             progress=stage("fitting") if record.t.size > PROGRESS_SAMPLES else None,
+            check_consistency=True,
+        )
+    consistency = result.consistency
+    if consistency is not None and not consistency.consistent:
+        notes += (
+            f"the estimate is not physically consistent ({consistency.reason}); "
+            "--method sdp or --method log_cholesky keeps every link physically valid",
         )
     for note in notes:
         print(f"warning: {note}", file=sys.stderr)
     fit, base = result.fit, result.base
     print(f"robot {config.name}: {result.n_train} training samples, {result.n_heldout} held out, method {fit.method}")
     print(f"condition number {fit.condition_number:.4g}, {base.n_base} base parameters")
+    if consistency is not None:
+        verdict = f"yes ({consistency.reason})" if consistency.consistent else "NO (see the warning above)"
+        print(f"physically consistent: {verdict}")
     print(f"{'joint':<24}{'R2':>10}{'R2 uncentred':>14}{'NRMSE':>10}{'held-out R2':>13}")
     for j, name in enumerate(config.joints):
         held = f"{result.heldout.r2[j]:13.4f}" if result.heldout is not None else f"{'-':>13}"
@@ -226,6 +236,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
         "nrmse_per_joint": floats(fit.nrmse),
         "condition_number": float(fit.condition_number),
         "n_base_parameters": base.n_base,
+        "physically_consistent": None if consistency is None else bool(consistency.consistent),
         "heldout_r2_per_joint": None if result.heldout is None else floats(result.heldout.r2),
         "heldout_nrmse_per_joint": None if result.heldout is None else floats(result.heldout.nrmse),
         "base_parameters": dict(zip(base.expressions(), floats(fit.theta))),

@@ -748,6 +748,28 @@ class ConsistencyChecker:
         self._P = base.projection
         self._sdp = SdpProjector(constraints, base.n_base, solver=solver)
 
+    def check_within_noise(
+        self, theta_base: ArrayLike, stats: RegressionStatistics, sigma: ArrayLike, *, confidence: float = 0.99
+    ) -> ConsistencyResult:
+        """`check` in the metric of the estimate's information ``sum_j Y_j'Y_j / sigma_j^2``,
+        accepting projections that cost less than the chi-square quantile ``confidence`` (r
+        degrees of freedom): what the identifier's gate and ``motor-ident identify`` use.
+
+        Args:
+            theta_base: estimate from ``stats`` (r,).
+            stats: the sufficient statistics the estimate came from (base regressor).
+            sigma: per-joint residual standard deviation (n,) [N m] (floored at 1e-12).
+            confidence: in (0, 1).
+        """
+        from scipy.stats import chi2
+
+        if not 0.0 < confidence < 1.0:
+            raise ConfigError(f"consistency_confidence = {confidence!r}: expected 0 < value < 1")
+        weights = 1.0 / np.maximum(np.asarray(sigma, dtype=float), 1e-12) ** 2
+        information = np.einsum("j,jik->ik", weights, stats.A)
+        limit = float(chi2.ppf(confidence, self.base.n_base))
+        return self.check(theta_base, information=information, chi2_limit=limit)
+
     def check(
         self,
         theta_base: ArrayLike,

@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from motor_ident.core.base_params import BaseParameters, base_parameters
+from motor_ident.core.consistency import ConsistencyResult
 from motor_ident.core.estimation import Fit, FitMetrics, RegressionStatistics
 from motor_ident.core.model import random_states
 from motor_ident.core.regressor import Regressor
@@ -56,6 +57,8 @@ class Identification:
         names: full parameter names, length p.
         heldout: metrics on the held-out part, or None without validation.
         n_train: training samples; n_heldout: held-out samples.
+        consistency: physical validity of an ``ols`` / ``wls`` / ``nominal`` estimate within its
+            noise (`ConsistencyChecker.check_within_noise`, 99 %), when requested; else None.
     """
 
     fit: Fit
@@ -65,6 +68,7 @@ class Identification:
     heldout: FitMetrics | None
     n_train: int
     n_heldout: int
+    consistency: ConsistencyResult | None = None
 
 
 def identify(
@@ -81,6 +85,7 @@ def identify(
     base: BaseParameters | None = None,
     chunk_size: int = 5000,
     progress: Callable[[float], None] | None = None,
+    check_consistency: bool = False,
 ) -> Identification:
     """Identify the base parameters from joint data.
 
@@ -103,6 +108,9 @@ def identify(
         base: base parameter map (computed structurally when None).
         chunk_size: samples per regressor chunk.
         progress: called with the fraction of samples processed, from 0 to 1.
+        check_consistency: tell whether an ``ols`` / ``wls`` / ``nominal`` estimate has
+            physically valid links behind it, within its noise (an SDP; about 0.1-0.5 s plus
+            cvxpy's import).
 
     Raises:
         DataError: shapes disagree, data is not finite, or too few samples remain.
@@ -168,6 +176,12 @@ def identify(
             method=method.value,
         )
         theta_ref = consistent.theta
+    consistency = None
+    if check_consistency and method in (Method.OLS, Method.WLS, Method.NOMINAL):
+        from motor_ident.core.consistency import ConsistencyChecker, physical_constraints
+
+        checker = ConsistencyChecker(physical_constraints(regressor), base, theta_ref)
+        consistency = checker.check_within_noise(fit.theta, train, fit.sigma)
     return Identification(
         fit=fit,
         base=base,
@@ -176,4 +190,5 @@ def identify(
         heldout=heldout_stats.metrics(fit.theta) if n_heldout else None,
         n_train=n_train,
         n_heldout=n_heldout,
+        consistency=consistency,
     )

@@ -400,7 +400,6 @@ class OnlineIdentifier:
         self.theta_nominal = base.to_base(theta_nominal)
         self._theta_nominal_full = np.asarray(theta_nominal, dtype=float).copy()
         self._checker: ConsistencyChecker | None = None
-        self._chi2_limit = float("inf")
         self.window = SlidingWindowLS(
             n, base.n_base, config.window, theta_nominal=self.theta_nominal, alpha=config.alpha
         )
@@ -446,20 +445,17 @@ class OnlineIdentifier:
         runs `prepare_consistency_check` unless that was done.
         """
         checker = self.prepare_consistency_check()
-        weights = 1.0 / np.maximum(fit.rmse, 1e-12) ** 2
-        information = np.einsum("j,jik->ik", weights, self.window.stats.A)
-        return checker.check(fit.theta, information=information, chi2_limit=self._chi2_limit)
+        return checker.check_within_noise(
+            fit.theta, self.window.stats, fit.rmse, confidence=self.config.gate.consistency_confidence
+        )
 
     def prepare_consistency_check(self) -> ConsistencyChecker:
         """Import cvxpy, compile the SDP and solve it once (1-2 s cold): call it at start-up so
         the first check does not stall the data path."""
         if self._checker is None:
-            from scipy.stats import chi2
-
             self._checker = ConsistencyChecker(
                 physical_constraints(self.regressor), self.base, self._theta_nominal_full
             )
-            self._chi2_limit = float(chi2.ppf(self.config.gate.consistency_confidence, self.base.n_base))
             self._checker.check(self.theta_nominal, fast=False)
         return self._checker
 
