@@ -59,7 +59,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pinocchio as pin
@@ -305,15 +305,7 @@ def boxes_around(
     masses = np.where(has_mass[:, None], np.stack([m / mass_factor, m * mass_factor], axis=1), [0.0, np.inf])
     lower = np.where(has_mass[:, None], com - com_margin, -np.inf)
     upper = np.where(has_mass[:, None], com + com_margin, np.inf)
-    return PhysicalConstraints(
-        names=constraints.names,
-        body_names=constraints.body_names,
-        inertial=constraints.inertial,
-        nonnegative=constraints.nonnegative,
-        mass_bounds=masses,
-        com_lower=lower,
-        com_upper=upper,
-    )
+    return replace(constraints, mass_bounds=masses, com_lower=lower, com_upper=upper)
 
 
 def violations(theta: ArrayLike, constraints: PhysicalConstraints, *, tolerance: float = 1e-9) -> list[str]:

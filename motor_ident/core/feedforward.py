@@ -148,14 +148,9 @@ class ModelBlend:
             raise ConfigError(f"blend_rate = {rate!r}: expected > 0 [N m/s] (inf switches at once)")
         self.rate = float(rate)
         self.theta = np.asarray(theta, dtype=float).copy()
-        self._from = self.theta.copy()
-        self._to = self.theta.copy()
+        self._from = self._to = self.theta
+        self._delta = np.zeros_like(self.theta)  # theta_to - theta_from, fixed for a switch
         self._s = 1.0
-
-    @property
-    def target(self) -> FloatArray:
-        """The model being switched to (the one in use once the blend ends)."""
-        return self._to
 
     @property
     def progress(self) -> float:
@@ -164,8 +159,9 @@ class ModelBlend:
 
     def set_target(self, theta: ArrayLike) -> None:
         """Start switching from the parameters in use to ``theta`` (r,)."""
-        self._from = self.theta.copy()
-        self._to = np.asarray(theta, dtype=float).copy()
+        self._from = self.theta
+        self._to = np.array(theta, dtype=float)
+        self._delta = self._to - self._from
         self._s = 0.0
 
     def step(self, rows: ArrayLike, dt: float) -> FloatArray:
@@ -173,11 +169,11 @@ class ModelBlend:
         previous one; returns the parameters to use for it (r,)."""
         if self._s >= 1.0:
             return self.theta
-        difference = float(np.max(np.abs(np.asarray(rows) @ (self._to - self._from))))
+        difference = float(np.max(np.abs(np.asarray(rows) @ self._delta)))
         instant = difference == 0.0 or np.isinf(self.rate)
         ds = np.inf if instant else self.rate * max(float(dt), 0.0) / difference
         self._s = min(1.0, self._s + ds)
-        self.theta = self._to.copy() if self._s >= 1.0 else self._from + self._s * (self._to - self._from)
+        self.theta = self._to if self._s >= 1.0 else self._from + self._s * self._delta
         return self.theta
 
 

@@ -7,14 +7,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from enum import Enum
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from motor_ident.core.base_params import BaseParameters, base_parameters
-from motor_ident.core.consistency import ConsistencyResult
+from motor_ident.core.consistency import (
+    ConsistencyChecker,
+    ConsistencyResult,
+    consistent_least_squares,
+    physical_constraints,
+)
 from motor_ident.core.estimation import Fit, FitMetrics, RegressionStatistics
 from motor_ident.core.model import random_states
 from motor_ident.core.regressor import Regressor
@@ -154,8 +159,6 @@ def identify(
     elif method is Method.NOMINAL:
         fit = train.pulled_to_nominal(base.to_base(theta_ref), alpha)
     else:
-        from motor_ident.core.consistency import consistent_least_squares, physical_constraints
-
         fit = train.wls()
         consistent = consistent_least_squares(
             train,
@@ -165,21 +168,10 @@ def identify(
             sigma=fit.sigma,
             method=method.value,
         )
-        m = consistent.metrics
-        fit = replace(
-            fit,
-            theta=consistent.theta_data,
-            r2=m.r2,
-            r2_uncentred=m.r2_uncentred,
-            nrmse=m.nrmse,
-            rmse=m.rmse,
-            method=method.value,
-        )
+        fit = replace(fit, theta=consistent.theta_data, method=method.value, **asdict(consistent.metrics))
         theta_ref = consistent.theta
     consistency = None
     if check_consistency and method in (Method.OLS, Method.WLS, Method.NOMINAL):
-        from motor_ident.core.consistency import ConsistencyChecker, physical_constraints
-
         checker = ConsistencyChecker(physical_constraints(regressor), base, theta_ref)
         consistency = checker.check_within_noise(fit.theta, train, fit.sigma)
     return Identification(
