@@ -44,27 +44,40 @@ def robot_from_parameters(node: Node) -> RobotConfig:
 
 
 def run_node(node_class: type[Node], args: list[str] | None = None) -> None:
-    """``main()`` body of a node: init, spin with the EventsExecutor, clean shutdown.
+    """``main()`` body of a node: init, spin until SIGINT / SIGTERM, clean shutdown, exit code 0.
 
-    A configuration error stops the node at start with one log line naming the parameter.
+    rclpy's signal handlers (installed by ``rclpy.init``) shut the context down on SIGINT and
+    SIGTERM; the loop then ends and the node releases its DDS participant. The loop calls
+    ``spin_once``: with the PyPI rclpy wheels ``EventsExecutor.spin()`` runs no callbacks and
+    ignores signals. Further signals during the teardown (``ros2 launch`` forwards the terminal's
+    SIGINT a second time) are ignored so that the teardown completes. A configuration error stops
+    the node at start with one log line naming the parameter and exit code 2.
     """
+    import signal
+
     import rclpy
     from rclpy.executors import ExternalShutdownException
     from rclpy.experimental import EventsExecutor
 
     rclpy.init(args=args)
     node = None
+    executor = None
     try:
         node = node_class()
         executor = EventsExecutor()
         executor.add_node(node)
-        executor.spin()
+        while rclpy.ok():
+            executor.spin_once(timeout_sec=0.1)
     except ConfigError as exc:
         rclpy.logging.get_logger(node_class.__name__).fatal(f"refusing to start: {exc}")
         raise SystemExit(2) from None
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if executor is not None:
+            executor.shutdown()
         if node is not None:
             node.destroy_node()
         if rclpy.ok():
