@@ -31,7 +31,7 @@ setup(
         (f"share/{PACKAGE}/config/scenarios", glob("config/scenarios/*.yaml")),
         (f"share/{PACKAGE}/config/urdf", glob("config/urdf/*.urdf")),
         (f"share/{PACKAGE}/config/rviz", glob("config/rviz/*.rviz")),
-        (f"share/{PACKAGE}/examples", glob("examples/*.npz")),
+        (f"share/{PACKAGE}/examples", glob("examples/*.npz") + glob("examples/*.yaml")),
     ],
     python_requires=">=3.10",
     # Versions are pinned for reproducible installs in requirements/lock.txt; here only the floor.
@@ -45,6 +45,7 @@ setup(
         "cvxpy>=1.5",  # physically consistent identification (SDP)
         "clarabel>=0.9",  # open conic solver behind cvxpy
         "gmr>=1.6",  # Gaussian mixture regression of the deformation residual
+        "threadpoolctl>=3.1",  # one BLAS thread per node process (motor_ident.ros.common.limit_blas_threads)
     ],
     extras_require={
         # pinocchio and the ROS 2 wheels: left out when a sourced ROS 2 / conda provides them.

@@ -19,3 +19,7 @@ class DataError(MotorIdentError, ValueError):
 
 class EstimationError(MotorIdentError):
     """An estimate cannot be computed (no data, no excitation, singular problem)."""
+
+
+class NodeProcessError(MotorIdentError):
+    """A node started as its own process did not come up, or exited before it was asked to."""

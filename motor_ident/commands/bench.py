@@ -4,9 +4,14 @@
   pinocchio's bare ``computeJointTorqueRegressor`` and to its RNEA (2, 4, 7 DoF);
 - refit rate of a 7-DoF arm with friction at windows of 500, 2000 and 10000 samples, full
   re-solve vs the incremental sliding window;
-- feedforward through DDS at 1 kHz: state-to-command latency p50 / p99, missed cycles, CPU share;
+- feedforward through DDS at 1 kHz: state-to-command latency p50 / p99, missed cycles, CPU share,
+  with the stand-in robot in the same process and in its own; in its own, with each executor a node
+  process can spin (`motor_ident.ros.common.NODE_EXECUTOR` is the one `run_node` uses);
 - offline identification throughput on a 10-minute 1 kHz record, as a multiple of real time;
-- resident memory at the start and end of a simulated closed-loop run.
+- resident memory at the start and end of a simulated closed-loop run;
+- with ``--processes``: a lockstep scenario run with every node in its own process (the layout on a
+  robot) next to the same run in one process: simulated seconds per wall second, dropped control
+  cycles, each node process's memory.
 
 Numbers are reported, never asserted: they depend on the machine.
 """
@@ -15,22 +20,21 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from motor_ident.commands.common import write_json
 
+if TYPE_CHECKING:
+    from motor_ident.ros.common import ExecutorKind
+
 
 def _rss_mb() -> float:
     """Resident set size of this process [MB] (Linux /proc; NaN elsewhere)."""
-    try:
-        for line in open("/proc/self/status"):
-            if line.startswith("VmRSS:"):
-                return float(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return float("nan")
+    from motor_ident.ros.runner import memory_mb
+
+    return memory_mb()
 
 
 def _robots() -> list[tuple[str, Any]]:
@@ -218,15 +222,44 @@ def bench_memory(seconds: float) -> dict[str, Any]:
     }
 
 
-def bench_feedforward(seconds: float, *, same_process: bool = True) -> dict[str, Any]:
+def bench_feedforward(
+    seconds: float, *, same_process: bool = True, executor: ExecutorKind | None = None
+) -> dict[str, Any]:
     """State-to-command latency of the feedforward node through DDS at 1 kHz.
 
     ``same_process``: the stand-in robot shares the node's process and executor (the JSON keys
     ``ff_*``); otherwise it runs in its own process as a hardware interface would (``ff_separate``).
+    ``executor``: what spins the feedforward node (default: `run_node`'s).
     """
+    from motor_ident.ros.common import NODE_EXECUTOR
     from motor_ident.ros.latency import measure_feedforward_latency
 
-    return measure_feedforward_latency(seconds, same_process=same_process)
+    return measure_feedforward_latency(seconds, same_process=same_process, executor=executor or NODE_EXECUTOR)
+
+
+def bench_layouts(seconds: float) -> dict[str, Any]:
+    """The valkyrie_arm scenario in lockstep for ``seconds`` simulated, in one process and as processes.
+
+    ``x_realtime``: simulated over wall seconds once the robot runs (start-up excluded), i.e. the
+    closed loop's cycle rate / 1 kHz; ``dropped_control_cycles``: states without a command;
+    ``peak_rss_mb``: per node process (as processes only).
+    """
+    from motor_ident.ros.runner import run_scenario
+
+    rows: dict[str, Any] = {}
+    for layout, processes in (("one_process", False), ("processes", True)):
+        result = run_scenario("valkyrie_arm", duration=seconds, lockstep=True, keep_series=False, processes=processes)
+        rec = result.recording
+        rows[layout] = {
+            "sim_s": result.sim_time,
+            "wall_s": result.wall_time,
+            "x_realtime": result.sim_time / result.wall_time,
+            "states": rec.states,
+            "dropped_control_cycles": max(rec.states - rec.commands, 0),
+            "nonfinite_commands": rec.nonfinite_commands,
+            "peak_rss_mb": {p["node"]: p["peak_rss_mb"] for p in getattr(result, "processes", [])},
+        }
+    return rows
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -234,8 +267,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from motor_ident.ros.common import NODE_EXECUTOR, limit_blas_threads
+
+    limit_blas_threads()  # as in every node process: the figures are of that configuration
     console = Console()
     quick = args.quick
+    other_executor = "single_threaded" if NODE_EXECUTOR == "events" else "events"
     results: dict[str, Any] = {}
     with console.status("regressor cost ..."):
         results["regressor"] = bench_regressor()
@@ -249,6 +286,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         results["feedforward"] = bench_feedforward(5.0 if quick else args.ff_seconds)
     with console.status("feedforward latency, robot in its own process ..."):
         results["feedforward_separate"] = bench_feedforward(5.0 if quick else args.ff_seconds, same_process=False)
+    with console.status(f"feedforward latency, robot in its own process, {other_executor} executor ..."):
+        results["feedforward_separate_other"] = bench_feedforward(
+            5.0 if quick else args.ff_seconds, same_process=False, executor=other_executor
+        )
+    if args.processes:
+        with console.status("scenario in one process and as processes ..."):
+            results["layouts"] = bench_layouts(5.0 if quick else args.layout_seconds)
     with console.status("memory over a simulated run ..."):
         results["memory"] = bench_memory(20.0 if quick else args.sim_seconds)
 
@@ -274,8 +318,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "< refit period (100 ms at 10 Hz)",
     )
     for key, where in (
-        ("feedforward", "robot in the same process"),
-        ("feedforward_separate", "robot in its own process"),
+        ("feedforward", f"robot in the same process, {NODE_EXECUTOR}"),
+        ("feedforward_separate", f"robot in its own process, {NODE_EXECUTOR}"),
+        ("feedforward_separate_other", f"robot in its own process, {other_executor}"),
     ):
         ff = results[key]
         table.add_row(
@@ -295,6 +340,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     table.add_row(
         "memory", f"{mem['rss_start_mb']:.0f} -> {mem['rss_end_mb']:.0f} MB over {mem['sim_s']:.0f} s simulated", "flat"
     )
+    for layout, row in results.get("layouts", {}).items():
+        memory = ", ".join(f"{node} {mb:.0f}" for node, mb in row["peak_rss_mb"].items())
+        table.add_row(
+            f"lockstep valkyrie_arm, {layout.replace('_', ' ')}",
+            f"{row['x_realtime']:.2f} x real time, {row['dropped_control_cycles']} of {row['states']} cycles dropped"
+            + (f"; peak memory [MB] {memory}" if memory else ""),
+            "0 dropped",
+        )
     console.print(table)
 
     refit_2000 = next((r["incremental_hz"] for r in results["refit"] if r["window"] == 2000), None)
@@ -309,9 +362,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "ff_cpu_share": ff["cpu_share"],
         "ff_separate_latency_p99_ms": results["feedforward_separate"]["latency_p99_ms"],
         "ff_separate_missed_cycles": results["feedforward_separate"]["missed_cycles"],
+        "ff_executor": NODE_EXECUTOR,
+        **{
+            f"ff_separate_{run['executor']}_{key}": run[key]
+            for run in (results["feedforward_separate"], results["feedforward_separate_other"])
+            for key in ("latency_p50_ms", "latency_p99_ms", "missed_cycles", "cpu_share")
+        },
         "batch_x_realtime": b["x_realtime"],
         "rss_start_mb": mem["rss_start_mb"],
         "rss_end_mb": mem["rss_end_mb"],
+        **(
+            {f"{layout}_x_realtime": row["x_realtime"] for layout, row in results["layouts"].items()}
+            if "layouts" in results
+            else {}
+        ),
         "details": results,
     }
     write_json(args.json, summary)
@@ -325,6 +389,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ff-seconds", type=float, default=60.0, help="feedforward latency run length [s] (default 60)")
     p.add_argument(
         "--sim-seconds", type=float, default=600.0, help="simulated seconds for the memory run (default 600)"
+    )
+    p.add_argument(
+        "--processes",
+        action="store_true",
+        help="also run the scenario with every node in its own process, next to the one-process run",
+    )
+    p.add_argument(
+        "--layout-seconds", type=float, default=30.0, help="simulated seconds of each --processes run (default 30)"
     )
     p.add_argument("--json", help="write the figures to this JSON file")
     p.set_defaults(func=cmd_bench)

@@ -1,10 +1,11 @@
-"""``motor-ident demo`` and ``motor-ident run``: a scenario's nodes in one process over DDS.
+"""``motor-ident demo`` and ``motor-ident run``: a scenario's nodes over DDS, in one process or one each.
 
 ``demo`` is the README's main job: the simulated Valkyrie-like arm, an identifier that starts
 from a deliberately wrong nominal model (30 % heavier bodies, no friction), and computed-torque
 feedforward tracking an exciting trajectory. It shows live progress, then writes the JSON
 summary and plots (torque measured vs predicted, R^2 over time, tracking error before and after
-the gate opens).
+the gate opens). With ``--processes`` every node runs as its own process, started through its
+entry point as ``ros2 launch`` starts it (logs in ``<out-dir>/logs``).
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ def _run(args: argparse.Namespace, *, scenario: str) -> int:
     from rich.console import Console
 
     from motor_ident.io.demo_report import plot_run, summarize
-    from motor_ident.ros.runner import run_scenario
+    from motor_ident.ros.runner import ProcessRunResult, run_scenario
 
     console = Console()
-    console.print(f"[bold]motor_ident[/bold]: scenario {scenario}, {args.duration:g} s simulated, nodes over DDS")
+    layout = "one process per node" if args.processes else "one process"
+    console.print(
+        f"[bold]motor_ident[/bold]: scenario {scenario}, {args.duration:g} s simulated, nodes over DDS ({layout})"
+    )
 
     def progress(result) -> None:  # type: ignore[no-untyped-def]
         s = result.identifier_summary
@@ -33,9 +37,36 @@ def _run(args: argparse.Namespace, *, scenario: str) -> int:
         line = f"t = {result.sim_time:6.2f} / {args.duration:g} s  gate {gate}  R2 [{r2}]  tracking error {e}"
         console.print(f"{line}  ({s['reason']})", highlight=False)
 
-    result = run_scenario(scenario, duration=args.duration, lockstep=not args.real_time, progress=progress)
-    summary = summarize(result)
     out = Path(args.out_dir)
+    result = run_scenario(
+        scenario,
+        duration=args.duration,
+        lockstep=not args.real_time,
+        progress=progress,
+        processes=args.processes,
+        log_dir=out / "logs",
+    )
+    summary = summarize(result)
+    if result.sim_time < args.duration:
+        console.print(
+            f"[yellow]the run stopped at t = {result.sim_time:.2f} s of {args.duration:g} s[/yellow] "
+            "(Ctrl-C, the wall time limit, or the simulated robot stopped publishing)"
+        )
+    if isinstance(result, ProcessRunResult):
+        summary["processes"] = result.processes
+        for p in result.processes:
+            fine = p["returncode"] == 0 and p["stopped_with"] in ("SIGINT", "interrupted")
+            ended = f"exit {p['returncode']} after {p['stopped_with'] or 'no signal'}"
+            colour = "green" if fine else "red"
+            memory = f"peak memory {p['peak_rss_mb']:.0f} MB"
+            console.print(
+                f"  {p['node']:<16} [{colour}]{ended}[/{colour}], {memory}, log {p['log']}",
+                highlight=False,
+            )
+            if p["stopped_with"] == "SIGKILL":
+                console.print(
+                    "  [red]a node ignored SIGINT and SIGTERM[/red]: run `fastdds shm clean`", highlight=False
+                )
     plots = plot_run(result, out)
     summary["plots"] = [str(p) for p in plots]
     console.print(f"gate opened at: {summary['gate_opened_at_s']} s")
@@ -72,7 +103,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``demo`` and ``run`` to the command line."""
     for name, func, default, help_text in (
         ("demo", cmd_demo, "valkyrie_arm", "simulated robot + identifier + feedforward over DDS, with plots"),
-        ("run", cmd_run, None, "run a scenario's nodes in one process (no ros2 launch needed)"),
+        ("run", cmd_run, None, "run every node a scenario file names, over DDS (no ros2 launch needed)"),
     ):
         p = sub.add_parser(name, help=help_text)
         if default is None:
@@ -81,6 +112,12 @@ def register(sub: argparse._SubParsersAction) -> None:
             p.add_argument("--scenario", default=default, help=f"scenario (default {default})")
         p.add_argument("--duration", type=float, default=20.0, help="simulated seconds (default 20)")
         p.add_argument("--real-time", action="store_true", help="step the simulator in real time, not lockstep")
+        p.add_argument(
+            "--processes",
+            action="store_true",
+            help="each node in its own process, started through its entry point as ros2 launch does "
+            "(logs in OUT_DIR/logs); default: all nodes in this process",
+        )
         p.add_argument("--out-dir", default=f"out/{name}", help="where plots and summary.json go")
         p.add_argument("--json", help="also write the summary to this JSON file")
         p.set_defaults(func=func)

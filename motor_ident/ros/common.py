@@ -1,8 +1,10 @@
-"""Small pieces shared by the nodes: parameters with descriptions, QoS choices, config loading."""
+"""Small pieces shared by the nodes: parameters with descriptions, QoS choices, config loading,
+the executor and the BLAS thread cap every node process runs with."""
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from typing import Any, Literal
 
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
@@ -23,6 +25,9 @@ COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
 # Model parameters: late joiners must get the current model at once.
 LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
+# Robot config of a node whose parameters do not name one.
+DEFAULT_ROBOT = "valkyrie_arm"
+
 
 def declare(node: Node, name: str, default: Any, description: str, *, read_only: bool = False) -> Any:
     """Declare a parameter with a description and return its value."""
@@ -36,11 +41,54 @@ def robot_from_parameters(node: Node) -> RobotConfig:
     Raises:
         ConfigError: naming the parameter and its value when the config cannot be loaded.
     """
-    name = declare(node, "robot", "valkyrie_arm", "robot config: a name shipped in config/ or a YAML path")
+    name = declare(node, "robot", DEFAULT_ROBOT, "robot config: a name shipped in config/ or a YAML path")
     try:
         return load_robot_config(name)
     except ConfigError as exc:
         raise ConfigError(f"parameter robot = {name!r}: {exc}") from None
+
+
+ExecutorKind = Literal["events", "single_threaded"]
+# Executor of every node process (`run_node`) and of the runner; see run_node for the measurement.
+NODE_EXECUTOR: ExecutorKind = "events"
+
+# Environment variables that size the BLAS / OpenMP thread pools of libraries loaded later.
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+
+
+def limit_blas_threads() -> None:
+    """Run numpy / scipy linear algebra on one thread in this process and the processes it starts.
+
+    A node's matrices are small (a 4-DoF regressor row block, a window of a few hundred rows):
+    a multi-threaded BLAS gains nothing there and, with several node processes on a few cores,
+    its idle-spinning worker threads steal the cores the 1 kHz callbacks need. Pools already
+    loaded are capped with threadpoolctl; the environment variables cap those loaded later
+    (cvxpy's solvers) and those of child processes.
+    """
+    from threadpoolctl import threadpool_limits
+
+    for variable in _THREAD_VARIABLES:
+        os.environ[variable] = "1"
+    threadpool_limits(limits=1)
+
+
+def make_executor(kind: ExecutorKind, context: Any = None) -> Any:
+    """A new rclpy executor: ``events`` (rclpy's EventsExecutor, C++) or ``single_threaded``.
+
+    Spin either with a ``spin_once`` loop: with the PyPI rclpy wheels ``EventsExecutor.spin()``
+    runs no callbacks.
+
+    Raises:
+        ConfigError: an unknown ``kind``.
+    """
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.experimental import EventsExecutor
+
+    if kind == "events":
+        return EventsExecutor(context=context)
+    if kind == "single_threaded":
+        return SingleThreadedExecutor(context=context)
+    raise ConfigError(f"executor = {kind!r}: expected 'events' or 'single_threaded'")
 
 
 def run_node(node_class: type[Node], args: list[str] | None = None) -> None:
@@ -51,20 +99,32 @@ def run_node(node_class: type[Node], args: list[str] | None = None) -> None:
     ``spin_once``: with the PyPI rclpy wheels ``EventsExecutor.spin()`` runs no callbacks and
     ignores signals. Further signals during the teardown (``ros2 launch`` forwards the terminal's
     SIGINT a second time) are ignored so that the teardown completes. A configuration error stops
-    the node at start with one log line naming the parameter and exit code 2.
+    the node at start with one log line naming the parameter and exit code 2. BLAS runs on one
+    thread (`limit_blas_threads`).
+
+    Executor (`NODE_EXECUTOR`): rclpy's EventsExecutor, measured against the SingleThreadedExecutor
+    on the 1 kHz path in the process layout of a robot: the feedforward node in one process, a
+    stand-in robot publishing joint_states at 1 kHz in another (`motor_ident.ros.latency`; 4
+    alternating 20 s runs each on 2 shared cores). EventsExecutor: state-to-command latency p50
+    0.63-0.99 ms, p99 5.4-6.3 ms, 1551-2910 missed cycles of ~18,500, 37-48 % of a core;
+    SingleThreadedExecutor: p50 1.06-1.49 ms, p99 6.5-8.6 ms, 2177-4821 missed, 56-68 % of a core.
+    The SingleThreadedExecutor rebuilds its wait set in Python on every ``spin_once``; the
+    EventsExecutor dispatches from C++, which leaves the core to the node's own work.
     """
+    import gc
     import signal
 
     import rclpy
     from rclpy.executors import ExternalShutdownException
-    from rclpy.experimental import EventsExecutor
 
+    limit_blas_threads()
     rclpy.init(args=args)
     node = None
     executor = None
     try:
         node = node_class()
-        executor = EventsExecutor()
+        limit_blas_threads()  # pools of libraries the node loaded while starting (cvxpy's solvers)
+        executor = make_executor(NODE_EXECUTOR)
         executor.add_node(node)
         while rclpy.ok():
             executor.spin_once(timeout_sec=0.1)
@@ -73,6 +133,11 @@ def run_node(node_class: type[Node], args: list[str] | None = None) -> None:
         raise SystemExit(2) from None
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except Exception:
+        # A signal that lands inside a callback shuts the context down under it: its publish
+        # raises "context is invalid". That is the shutdown asked for, not a failure.
+        if rclpy.ok():
+            raise
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -82,3 +147,7 @@ def run_node(node_class: type[Node], args: list[str] | None = None) -> None:
             node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
+        # The process ends next. Python's final garbage collection walks every object of the
+        # ~1200 modules a node loads: the identifier (cvxpy) took 2.5-4.8 s to exit on a loaded
+        # machine, near the 5 s ros2 launch waits before SIGTERM; with the objects frozen, 0.2 s.
+        gc.freeze()

@@ -26,7 +26,14 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
+from motor_ident.ros.common import (
+    COMMAND_QOS,
+    NODE_EXECUTOR,
+    STATE_QOS,
+    ExecutorKind,
+    limit_blas_threads,
+    make_executor,
+)
 from motor_ident.ros.conversions import make_joint_state
 
 WARMUP_S = 1.0
@@ -126,12 +133,11 @@ def _warm_up(executor: Any, robot: _BenchRobot) -> None:
 def _robot_process(joints: tuple[str, ...], q: np.ndarray, seconds: float, conn: Connection) -> None:
     """The stand-in robot's process: warm up, tell the parent, measure, send the figures back."""
     import rclpy
-    from rclpy.experimental import EventsExecutor
 
     context = rclpy.Context()
     rclpy.init(context=context)
     robot = _BenchRobot(joints, q, context=context)
-    executor = EventsExecutor(context=context)
+    executor = make_executor("events", context)
     executor.add_node(robot)
     try:
         _warm_up(executor, robot)
@@ -146,24 +152,31 @@ def _robot_process(joints: tuple[str, ...], q: np.ndarray, seconds: float, conn:
 
 
 def measure_feedforward_latency(
-    seconds: float, robot: str = "valkyrie_arm", *, same_process: bool = False
+    seconds: float,
+    robot: str = "valkyrie_arm",
+    *,
+    same_process: bool = False,
+    executor: ExecutorKind = NODE_EXECUTOR,
 ) -> dict[str, Any]:
     """Run the feedforward node against a 1 kHz state stream for ``seconds``; return the figures.
 
+    ``executor``: what spins the feedforward node (a ``spin_once`` loop, as in `run_node`); the
+    stand-in robot always spins rclpy's EventsExecutor.
+
     Keys: ``latency_p50_ms``, ``latency_p99_ms``, ``latency_max_ms``, ``missed_cycles`` (late
     timer ticks + unanswered states), ``cpu_share`` (of one core, feedforward process),
-    ``nonfinite_commands``, ``cycles``, ``expected_cycles``, ``robot_process``.
+    ``nonfinite_commands``, ``cycles``, ``expected_cycles``, ``robot_process``, ``executor``.
     """
     import rclpy
-    from rclpy.experimental import EventsExecutor
 
     from motor_ident.ros.runner import default_dds_environment
 
     default_dds_environment()  # inherited by the robot's process
+    limit_blas_threads()  # as in a node process; inherited too
     context = rclpy.Context()
     rclpy.init(context=context)
     nodes: list[Node] = []
-    executor = None
+    spinner = None
     child = None
     try:
         ff = _timed_feedforward(context=context, parameter_overrides=[Parameter("robot", value=robot)])
@@ -173,15 +186,15 @@ def measure_feedforward_latency(
         now = ff.get_clock().now().nanoseconds * 1e-9
         t = np.array([now - 1.0, now + seconds + 30.0])
         ff.reference.set(t, np.stack([q, q]), np.zeros((2, n)), np.zeros((2, n)))
-        executor = EventsExecutor(context=context)
-        executor.add_node(ff)
+        spinner = make_executor(executor, context)
+        spinner.add_node(ff)
         if same_process:
             bench = _BenchRobot(ff.joints, q, context=context)
             nodes.append(bench)
-            executor.add_node(bench)
-            _warm_up(executor, bench)
+            spinner.add_node(bench)
+            _warm_up(spinner, bench)
             cpu0, wall0 = time.process_time(), time.perf_counter()
-            _spin_for(executor, seconds)
+            _spin_for(spinner, seconds)
             wall = time.perf_counter() - wall0
             figures = bench.figures(wall)
         else:
@@ -191,12 +204,12 @@ def measure_feedforward_latency(
             child.start()
             deadline = time.perf_counter() + WARMUP_S + DISCOVERY_TIMEOUT_S + seconds + 60.0
             while not parent_conn.poll() and time.perf_counter() < deadline:
-                executor.spin_once(timeout_sec=0.01)
+                spinner.spin_once(timeout_sec=0.01)
             if not parent_conn.poll() or parent_conn.recv() != "start":
                 raise RuntimeError("the stand-in robot process did not start")
             cpu0, wall0 = time.process_time(), time.perf_counter()
             while not parent_conn.poll() and time.perf_counter() < deadline:
-                executor.spin_once(timeout_sec=0.01)
+                spinner.spin_once(timeout_sec=0.01)
             wall = time.perf_counter() - wall0
             if not parent_conn.poll():
                 raise RuntimeError("the stand-in robot process did not report")
@@ -207,14 +220,15 @@ def measure_feedforward_latency(
             "cpu_share": (time.process_time() - cpu0) / wall,
             "nonfinite_commands": int(ff.nonfinite_commands),
             "robot_process": "same" if same_process else "separate",
+            "executor": executor,
         }
     finally:
         if child is not None:
             child.join(timeout=10.0)
             if child.is_alive():
                 child.terminate()
-        if executor is not None:
-            executor.shutdown()
+        if spinner is not None:
+            spinner.shutdown()
         for node in nodes:
             node.destroy_node()
         rclpy.shutdown(context=context)

@@ -1,0 +1,333 @@
+"""Every node as its own process, started as users start it: its entry point with a scenario's
+parameter file (what ``ros2 run`` and ``ros2 launch`` do), answering over DDS and ending cleanly on
+the signals ``ros2 launch`` and service managers send; and the valkyrie_arm node set as separate
+processes (``run_scenario(..., processes=True)``, what ``motor-ident run --processes`` does)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.ros
+
+# A node must be gone this soon after the signal: ros2 launch escalates to SIGTERM after 5 s.
+EXIT_BOUND_S = 2.0
+# Start-up of 24 node processes at once (imports, robot models, the identifier's SDP compilation)
+# on a busy machine.
+STARTUP_TIMEOUT_S = 150.0
+SIGNALS = {
+    "sigint": (signal.SIGINT,),
+    "sigterm": (signal.SIGTERM,),
+    # ros2 launch after Ctrl-C: the terminal's SIGINT to the process group, then its own
+    "double_sigint": (signal.SIGINT, signal.SIGINT),
+}
+SECOND_SIGNAL_AFTER_S = 0.005
+
+
+@dataclass(frozen=True)
+class Probe:
+    """How the test talks to one node: its scenario file, extra ``-p`` parameters, what the probe
+    feeds it (``joint_states``, ``motor_states``, ``command_topic``: desired torques on the topic
+    the node's ``command_topic`` parameter names in the scenario file) and the topic whose message
+    shows the node processed something."""
+
+    scenario: str
+    answer: str
+    answer_type: str  # "joint_state", "array", "trajectory"
+    feeds: tuple[str, ...] = ()
+    parameters: tuple[str, ...] = ()
+
+
+PROBES = {
+    # lockstep: the simulators publish their state and wait for a command (stepping at 10-20 Hz
+    # with the held one) instead of running a 1 kHz loop each: 6 of them share the machine here
+    "sim_robot": Probe("valkyrie_arm", "joint_states", "joint_state", parameters=("lockstep:=true",)),
+    "elastic_sim": Probe("xin_bench", "motor_states", "joint_state", parameters=("lockstep:=true",)),
+    # every state into the buffer and a refit every 10: ~/parameters after a fraction of a second
+    "identifier": Probe(
+        "valkyrie_arm", "identifier/parameters", "array", ("joint_states",), ("decimation:=1", "refit_every:=10")
+    ),
+    "feedforward": Probe("valkyrie_arm", "effort_controller/commands", "array", ("joint_states",)),
+    "excitation": Probe("valkyrie_arm", "feedforward/reference", "trajectory", ("joint_states",)),
+    "decoupler": Probe("icub_torso", "decoupler/motor_states", "joint_state", ("joint_states",)),
+    "pwm_feedforward": Probe("icub_torso", "pwm_controller/commands", "array", ("joint_states", "command_topic")),
+    "vrec_controller": Probe("xin_bench", "effort_controller/commands", "array", ("joint_states", "motor_states")),
+}
+JOINTS = {
+    "valkyrie_arm": ("shoulder_extensor", "shoulder_adductor", "upper_arm_rotation", "elbow"),
+    "icub_torso": ("torso_pitch", "torso_roll", "torso_yaw"),
+    "xin_bench": ("joint1",),
+}
+MOTORS = {"xin_bench": ("motor1",)}
+
+
+@dataclass
+class NodeRun:
+    """One node process under test and what the probe saw of it."""
+
+    node: str
+    mode: str
+    namespace: str
+    process: Any  # motor_ident.ros.runner.NodeProcess
+    answers: list[Any] = field(default_factory=list)
+    samples_fed: int = 0
+    exit_seconds: float | None = None
+
+
+def _setup_nodes() -> dict[str, str]:
+    """setup.py's NODES (entry point name -> "module:main"), read without running setup()."""
+    tree = ast.parse((REPO / "setup.py").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "NODES" for t in node.targets):
+            return ast.literal_eval(node.value)  # type: ignore[no-any-return]
+    raise AssertionError("setup.py has no NODES")
+
+
+def test_runner_nodes_are_the_entry_points() -> None:
+    """The runner's node table and setup.py's entry points name the same nodes, each entry point
+    the ``main`` of the module holding the runner's class, and every scenario file names only them."""
+    from motor_ident.ros.runner import NODES, node_class, scenario_nodes
+
+    entry_points = _setup_nodes()
+    assert sorted(entry_points) == sorted(NODES)
+    for name, target in NODES.items():
+        module, cls = target.split(":")
+        assert entry_points[name] == f"{module}:main"
+        assert node_class(name).__name__ == cls
+    for path in sorted((REPO / "config" / "scenarios").glob("*.yaml")):
+        assert set(scenario_nodes(path)) <= set(NODES), path.name
+
+
+def test_unknown_node_in_scenario_file_is_named(tmp_path) -> None:
+    """A scenario file naming a node motor_ident does not have is refused before anything starts, naming it."""
+    from motor_ident.errors import ConfigError
+    from motor_ident.ros.runner import run_scenario
+
+    path = tmp_path / "typo.yaml"
+    path.write_text(
+        (REPO / "config" / "scenarios" / "valkyrie_arm.yaml").read_text()
+        + "\nfeedforwrd:\n  ros__parameters:\n    kp: [1.0]\n"
+    )
+    with pytest.raises(ConfigError, match=r"\['feedforwrd'\].*no such node"):
+        run_scenario(path, duration=0.1, processes=True)
+    with pytest.raises(ConfigError, match=r"overrides for \['decoupler'\]"):
+        run_scenario("valkyrie_arm", duration=0.1, overrides={"decoupler": {"robot": "icub_torso"}})
+
+
+def _namespaced_parameter_file(scenario: str, namespace: str, directory: Path) -> Path:
+    """The scenario's parameter file with each node's key moved into ``namespace`` (``/ns/node:``),
+    as a user writes it for namespaced nodes: a plain ``node:`` key matches only ``/node``."""
+    import yaml
+
+    content = yaml.safe_load((REPO / "config" / "scenarios" / f"{scenario}.yaml").read_text())
+    path = directory / f"{namespace.strip('/')}.yaml"
+    path.write_text(yaml.safe_dump({f"{namespace}/{node}": section for node, section in content.items()}))
+    return path
+
+
+def _command_topic(scenario: str, node: str) -> str:
+    """The desired-torque topic a node listens to in a scenario: its ``command_topic`` parameter."""
+    import yaml
+
+    content = yaml.safe_load((REPO / "config" / "scenarios" / f"{scenario}.yaml").read_text())
+    return str(content[node]["ros__parameters"].get("command_topic", "effort_controller/commands"))
+
+
+def _message_types() -> dict[str, Any]:
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from trajectory_msgs.msg import JointTrajectory
+
+    return {"joint_state": JointState, "array": Float64MultiArray, "trajectory": JointTrajectory}
+
+
+@pytest.fixture(scope="module")
+def node_runs(tmp_path_factory) -> dict[tuple[str, str], NodeRun]:
+    """Each entry point three times (once per signal), every process in its own namespace, all
+    started at once; a probe node feeds each its inputs until it answers, then each process gets
+    its signal in turn and the test times its exit."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
+    from motor_ident.ros.conversions import make_array, make_joint_state
+    from motor_ident.ros.runner import NodeProcess, node_command, stop_processes
+
+    log_dir = tmp_path_factory.mktemp("node_logs")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "RCUTILS_COLORIZED_OUTPUT": "0"}
+    runs: dict[tuple[str, str], NodeRun] = {}
+    for node, probe in PROBES.items():
+        for mode in SIGNALS:
+            namespace = f"/{mode}_{node}"
+            arguments = [
+                *("--params-file", str(_namespaced_parameter_file(probe.scenario, namespace, log_dir))),
+                *("-r", f"__ns:={namespace}", "-r", f"/clock:={namespace}/clock"),  # one robot per namespace
+                *(a for p in probe.parameters for a in ("-p", p)),
+            ]
+            log = log_dir / f"{mode}_{node}.log"
+            runs[node, mode] = NodeRun(
+                node, mode, namespace, NodeProcess(node, node_command(node, arguments), log, env)
+            )
+    processes = [run.process for run in runs.values()]
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    prober = rclpy.create_node("process_probe", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(prober)
+    types = _message_types()
+    rng = np.random.default_rng(7)
+    feeders = []
+    try:
+        for run in runs.values():
+            probe = PROBES[run.node]
+            prober.create_subscription(
+                types[probe.answer_type], f"{run.namespace}/{probe.answer}", run.answers.append, STATE_QOS
+            )
+            joints, motors = JOINTS[probe.scenario], MOTORS.get(probe.scenario, ())
+            publishers = {}
+            for what in probe.feeds:
+                if what == "command_topic":
+                    topic = f"{run.namespace}/{_command_topic(probe.scenario, run.node)}"
+                    publishers[what] = prober.create_publisher(Float64MultiArray, topic, COMMAND_QOS)
+                else:
+                    publishers[what] = prober.create_publisher(JointState, f"{run.namespace}/{what}", STATE_QOS)
+
+            def feed(run: NodeRun = run, probe: Probe = probe, joints=joints, motors=motors, publishers=publishers):
+                t = 0.001 * (run.samples_fed + 1)
+                n = len(joints)
+                for what in probe.feeds:
+                    if what == "joint_states":
+                        q, qd, tau = rng.uniform(-0.5, 0.5, (3, n))
+                        publishers[what].publish(make_joint_state(joints, t, q, qd, tau))
+                    elif what == "motor_states":
+                        q, qd = rng.uniform(-0.5, 0.5, (2, n))
+                        publishers[what].publish(make_joint_state(motors, t, q, qd, np.zeros(n)))
+                    else:
+                        publishers[what].publish(make_array(rng.uniform(-1.0, 1.0, n)))
+                run.samples_fed += 1
+
+            feeders.append((run, feed))
+
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if all(run.answers or run.process.popen.poll() is not None for run in runs.values()):
+                break
+            for run, feed in feeders:
+                if not run.answers and PROBES[run.node].feeds:
+                    feed()
+            end = time.monotonic() + 0.02
+            while time.monotonic() < end:
+                executor.spin_once(timeout_sec=0.01)
+        for run in runs.values():
+            if not run.answers or run.process.popen.poll() is not None:
+                continue  # its test reports it
+            start = time.monotonic()
+            for k, sig in enumerate(SIGNALS[run.mode]):
+                if k:
+                    time.sleep(SECOND_SIGNAL_AFTER_S)
+                run.process.popen.send_signal(sig)
+            run.process.stopped_with = SIGNALS[run.mode][-1].name
+            try:
+                run.process.popen.wait(timeout=EXIT_BOUND_S + 8.0)
+                run.exit_seconds = time.monotonic() - start
+            except Exception:  # noqa: BLE001 -- stop_processes below ends it; its test fails
+                pass
+        yield runs
+    finally:
+        stop_processes(processes)
+        executor.shutdown()
+        prober.destroy_node()
+        rclpy.shutdown(context=context)
+
+
+NODE_MODES = [(node, mode) for node in PROBES for mode in SIGNALS]
+
+
+@pytest.mark.parametrize("node", list(PROBES))
+def test_node_process_answers(node_runs, node: str) -> None:
+    """Started from its entry point with its scenario's parameter file, the node answers over DDS:
+    a simulator publishes states, the others respond to the probe's states / commands with finite
+    output for the scenario's joints."""
+    probe = PROBES[node]
+    for mode in SIGNALS:
+        run = node_runs[node, mode]
+        assert run.answers, (
+            f"{node} ({mode}) never answered on {probe.answer}; the end of its log:\n{run.process.tail()}"
+        )
+        message = run.answers[-1]
+        joints = JOINTS[probe.scenario]
+        if probe.answer_type == "joint_state":
+            if node in ("sim_robot", "elastic_sim"):
+                assert tuple(message.name) == (MOTORS.get(probe.scenario, ()) if "motor" in probe.answer else joints)
+            assert len(message.name) == len(joints) and len(message.position) == len(joints)
+            assert np.all(np.isfinite(message.position))
+        elif probe.answer_type == "array":
+            values = np.asarray(message.data)
+            assert values.size == len(joints) or (node == "identifier" and values.size > len(joints))
+            assert np.all(np.isfinite(values))
+        else:
+            assert tuple(message.joint_names) == joints and message.points
+            assert np.all(np.isfinite([p.positions for p in message.points]))
+
+
+@pytest.mark.parametrize(("node", "mode"), NODE_MODES, ids=[f"{n}-{m}" for n, m in NODE_MODES])
+def test_node_process_exits_cleanly(node_runs, node: str, mode: str) -> None:
+    """After SIGINT, SIGTERM or a double SIGINT the node process ends with exit code 0 within
+    EXIT_BOUND_S (ros2 launch escalates after 5 s)."""
+    run = node_runs[node, mode]
+    if not run.answers:
+        pytest.fail(f"{node} never answered (see test_node_process_answers)")
+    code = run.process.popen.poll()
+    tail = run.process.tail()
+    assert run.exit_seconds is not None, f"{node} still ran 10 s after {mode}; the end of its log:\n{tail}"
+    assert code == 0, f"{node} exited with {code} after {mode}; the end of its log:\n{tail}"
+    assert run.exit_seconds <= EXIT_BOUND_S, f"{node} took {run.exit_seconds:.2f} s to exit after {mode}"
+
+
+def test_run_processes_reaches_an_open_gate(tmp_path) -> None:
+    """``motor-ident run FILE --processes``: the valkyrie_arm nodes, each in its own process in
+    lockstep, open the gate with finite commands, and each process ends on the runner's SIGINT with
+    exit code 0. The buffer is 2 s (window 200) so the gate can open at 2 s instead of 5 s.
+
+    Commands are counted by the recorder in the runner's process, which may fall behind on a busy
+    machine and miss some (its command subscription keeps only the latest): half the states is
+    the bound, not all of them.
+    """
+    import json
+    import subprocess
+    import sys
+
+    import yaml
+
+    duration = 5.0
+    content = yaml.safe_load((REPO / "config" / "scenarios" / "valkyrie_arm.yaml").read_text())
+    content["identifier"]["ros__parameters"]["window"] = 200
+    scenario = tmp_path / "valkyrie_arm_short_window.yaml"
+    scenario.write_text(yaml.safe_dump(content))
+    out = tmp_path / "run"
+    command = [str(Path(sys.executable).parent / "motor-ident"), "run", str(scenario), "--processes"]
+    command += ["--duration", str(duration), "--out-dir", str(out), "--json", str(out / "run.json")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    summary = json.loads((out / "run.json").read_text())
+    assert summary["sim_time_s"] >= duration
+    assert summary["gate_opened_at_s"] is not None and summary["gate_open_at_end"], summary["gate_reason"]
+    assert summary["nonfinite_commands"] == 0
+    assert summary["commands_published"] >= 0.5 * 1000 * duration  # 1 kHz simulated
+    processes = {p["node"]: p for p in summary["processes"]}
+    assert sorted(processes) == ["excitation", "feedforward", "identifier", "sim_robot"]
+    for node, p in processes.items():
+        assert (p["returncode"], p["stopped_with"]) == (0, "SIGINT"), f"{node}: see {p['log']}"
+        assert Path(p["log"]).parent == out / "logs"
