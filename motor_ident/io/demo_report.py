@@ -17,7 +17,9 @@ class Recording:
     """Time series the `Recorder` collected (lists of (time, array) appended in arrival order).
 
     With ``keep_series`` False (long runs) only the counters grow: ``states``, ``commands``,
-    ``nonfinite_commands``; the lists stay empty except ``gate``, which changes rarely.
+    ``nonfinite_commands``; the lists stay empty except ``gate``, which changes rarely. Arrays are
+    per joint in the scenario's joint order; messages that did not fit (another publisher's, a
+    malformed one) are not kept but counted in ``dropped``: topic -> reason -> count.
     """
 
     keep_series: bool = True
@@ -30,6 +32,7 @@ class Recording:
     command_step: list[tuple[float, float]] = field(default_factory=list)  # t, max |u_k - u_k-1| [N m]
     commands: int = 0
     nonfinite_commands: int = 0
+    dropped: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -45,10 +48,18 @@ class RunResult:
     identifier_summary: dict[str, object]
 
 
-def _series(pairs: list[tuple[float, Any]]) -> tuple[np.ndarray, np.ndarray]:
-    if not pairs:
-        return np.zeros(0), np.zeros((0, 0))
-    return np.array([p[0] for p in pairs]), np.array([np.asarray(p[1], dtype=float) for p in pairs])
+def _series(pairs: list[tuple[float, Any]], width: int | None = None) -> tuple[FloatArray, FloatArray]:
+    """Times (k,) and values (k, width) of the pairs whose value has ``width`` entries (all pairs
+    of scalars when None): a ragged entry is left out, never an error."""
+    times, values = [], []
+    for t, value in pairs:
+        array = np.asarray(value, dtype=float)
+        if (array.shape == () if width is None else array.shape == (width,)) and np.isfinite(t):
+            times.append(float(t))
+            values.append(array)
+    if not values:
+        return np.zeros(0), np.zeros((0,) if width is None else (0, width))
+    return np.array(times), np.array(values)
 
 
 def summarize(result: RunResult, *, ramp_time: float = 2.0, settle: float = 1.0) -> dict[str, Any]:
@@ -62,7 +73,7 @@ def summarize(result: RunResult, *, ramp_time: float = 2.0, settle: float = 1.0)
     """
     rec = result.recording
     opened = next((t for t, is_open in rec.gate if is_open), None)
-    t_err, err = _series(rec.tracking_error)
+    t_err, err = _series(rec.tracking_error, len(result.joints))
 
     def rmse(mask: np.ndarray) -> float | None:
         return float(np.sqrt(np.mean(err[mask] ** 2))) if mask.any() else None
@@ -96,6 +107,7 @@ def summarize(result: RunResult, *, ramp_time: float = 2.0, settle: float = 1.0)
         "physically_consistent": summary["physically_consistent"],
         "nonfinite_commands": rec.nonfinite_commands,
         "dropped_samples": summary["dropped_samples"],
+        "recorder_dropped_messages": {topic: dict(counts) for topic, counts in rec.dropped.items()},
     }
 
 
@@ -116,9 +128,9 @@ def plot_run(result: RunResult, out_dir: str | Path, *, r2_threshold: float = 0.
         if opened is not None:
             ax.axvline(opened, color="tab:green", linestyle="--", linewidth=1, label="gate opens")
 
-    t_state = np.array([s[0] for s in rec.state])
-    effort = np.array([s[2] for s in rec.state]) if rec.state else np.zeros((0, len(result.joints)))
-    t_pred, pred = _series(rec.predicted)
+    n = len(result.joints)
+    t_state, effort = _series([(t, tau) for t, _, tau in rec.state], n)
+    t_pred, pred = _series(rec.predicted, n)
     fig, axes = plt.subplots(len(result.joints), 1, figsize=(9, 2.0 * len(result.joints)), sharex=True, squeeze=False)
     for j, name in enumerate(result.joints):
         ax = axes[j, 0]
@@ -136,14 +148,15 @@ def plot_run(result: RunResult, out_dir: str | Path, *, r2_threshold: float = 0.
     fig.savefig(paths[-1], dpi=110)
     plt.close(fig)
 
-    t_r2, r2 = _series(rec.r2)
+    t_r2, r2 = _series(rec.r2, n)
     fig, ax = plt.subplots(figsize=(9, 3.2))
     if r2.size:
         for j, name in enumerate(result.joints):
             ax.plot(t_r2, r2[:, j], label=name)
     ax.axhline(r2_threshold, color="k", linestyle=":", label=f"threshold {r2_threshold}")
     mark(ax)
-    ax.set_ylim(max(0.0, float(np.min(r2)) - 0.02) if r2.size else 0.0, 1.002)
+    low = float(np.nanmin(r2)) if r2.size and np.isfinite(r2).any() else 1.0
+    ax.set_ylim(max(0.0, low - 0.02), 1.002)
     ax.set_xlabel("time [s]")
     ax.set_ylabel("R2 on the buffer")
     ax.legend(fontsize=7, ncol=3)
@@ -152,7 +165,7 @@ def plot_run(result: RunResult, out_dir: str | Path, *, r2_threshold: float = 0.
     fig.savefig(paths[-1], dpi=110)
     plt.close(fig)
 
-    t_err, err = _series(rec.tracking_error)
+    t_err, err = _series(rec.tracking_error, n)
     fig, ax = plt.subplots(figsize=(9, 3.2))
     if err.size:
         ax.semilogy(t_err, np.maximum(np.linalg.norm(err, axis=1), 1e-6), color="tab:red", linewidth=0.8)
@@ -160,7 +173,8 @@ def plot_run(result: RunResult, out_dir: str | Path, *, r2_threshold: float = 0.
     ax.set_xlabel("time [s]")
     ax.set_ylabel("|q_ref - q| [rad]")
     ax.set_title("Tracking error: nominal model, then identified model")
-    ax.legend(fontsize=7)
+    if opened is not None:
+        ax.legend(fontsize=7)
     fig.tight_layout()
     paths.append(out / "tracking_error.png")
     fig.savefig(paths[-1], dpi=110)

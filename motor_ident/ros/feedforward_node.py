@@ -12,6 +12,13 @@ command controller). The reference comes on ``~/reference``
 Watchdog: when joint states stop for ``state_timeout`` (wall time) or the reference does not cover
 the current time, the output is the safe one (``safe_mode``: zero torque or gravity only) and
 /diagnostics says why.
+
+Only states that continue the robot's clock are answered (`motor_ident.ros.conversions`): a
+malformed state, a duplicate, or one stamped back (a second publisher stamping 0) or far ahead is
+dropped and counted per reason, without a command and without touching the rate limiter; the
+node restarts (rate limiter from its last command, dt of one sample) only when
+``clock_restart_samples`` states in a row agree on a new clock (bag loop, simulator reset). More
+than one publisher on ``joint_states`` is a WARN in /diagnostics naming them.
 """
 
 from __future__ import annotations
@@ -32,11 +39,14 @@ from motor_ident.ros.common import COMMAND_QOS, LATCHED_QOS, STATE_QOS, declare,
 from motor_ident.ros.conversions import (
     OK,
     WARN,
+    DropCounter,
     JointIndex,
     array_values,
+    declare_stamp_order,
     joint_state_arrays,
     make_array,
     make_status,
+    publisher_warning,
     stamp_to_seconds,
 )
 
@@ -71,9 +81,7 @@ class FeedforwardNode(Node):
             ),
         )
         self.state_timeout = declare(self, "state_timeout", 0.1, "joint_states older than this (wall) are stale [s]")
-        self.clock_reset_threshold = declare(
-            self, "clock_reset_threshold", 0.5, "a state stamped this much before the last one means a clock reset [s]"
-        )
+        self.stamps = declare_stamp_order(self)
         self.base = structural_base_parameters(regressor)
         self.law = ComputedTorque(regressor, self.base, ff_config)
         self.blend = ModelBlend(
@@ -91,7 +99,7 @@ class FeedforwardNode(Node):
         self.mode = "waiting for joint_states"
         self.commands_published = 0
         self.nonfinite_commands = 0
-        self.rejected = 0
+        self.drops = DropCounter("joint_states sample", self.get_logger())
         self.tracking_error = np.zeros(n)
 
         self.cmd_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands", COMMAND_QOS)
@@ -99,7 +107,7 @@ class FeedforwardNode(Node):
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         topic = declare(self, "parameters_topic", "identifier/active_parameters", "base parameters of the model to use")
         self.create_subscription(Float64MultiArray, topic, self._on_parameters, LATCHED_QOS)
-        self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
+        self.state_sub = self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
         self.create_subscription(JointTrajectory, "~/reference", self._on_reference, 10)
         self.create_timer(self.state_timeout / 2.0, self._watchdog)
         self.create_timer(declare(self, "diagnostics_period", 0.5, "period of /diagnostics [s]"), self._diagnostics)
@@ -139,20 +147,29 @@ class FeedforwardNode(Node):
         except (IndexError, ValueError) as exc:
             self.get_logger().warning(f"reference ignored: {exc}", throttle_duration_sec=2.0)
 
+    @property
+    def rejected(self) -> int:
+        """joint_states messages dropped so far (every reason)."""
+        return self.drops.total
+
     def _on_state(self, msg: JointState) -> None:
         arrays, reason = joint_state_arrays(msg, self.index, ("position", "velocity"))
         if not arrays:
-            self.rejected += 1
-            self.get_logger().warning(f"joint_states sample dropped: {reason}", throttle_duration_sec=2.0)
+            self.drops.add(reason)
             return
-        q, qd = arrays
         t = stamp_to_seconds(msg.header.stamp)
-        if self.last_state_time is not None and t <= self.last_state_time:
-            if self.last_state_time - t < self.clock_reset_threshold:
-                self.rejected += 1  # duplicate or out-of-order sample: the newer one was answered
-                return
-            self.get_logger().warning(f"clock went back from {self.last_state_time:.3f} to {t:.3f} s: restarting")
+        reason = self.stamps.accept(t)
+        if reason:
+            self.drops.add(reason)  # no command: the robot's own state of this instant was answered
+            return
+        if self.stamps.restarted:
+            self.get_logger().warning(
+                f"clock restarted: {self.stamps.confirm} states in a row went from {self.last_state_time or 0.0:.3f} "
+                f"to {t:.3f} s; restarting",
+                throttle_duration_sec=2.0,
+            )
             self.last_state_time = None
+        q, qd = arrays
         dt = 0.001 if self.last_state_time is None else t - self.last_state_time
         self.last_state_time, self.last_state_wall, self.last_q = t, time.monotonic(), q
         ref = self.reference.sample(t)
@@ -190,17 +207,22 @@ class FeedforwardNode(Node):
         msg = DiagnosticArray()
         msg.header.stamp = self.get_clock().now().to_msg()
         level = OK if self.mode.startswith("tracking") else WARN
-        values = {
+        message = self.mode
+        values: dict[str, object] = {
             "mode": self.mode,
             "model": self.model_source,
             "model_switch_progress": self.blend.progress,
             "commands_published": self.commands_published,
             "nonfinite_commands_replaced": self.nonfinite_commands,
-            "dropped_samples": self.rejected,
+            **self.drops.diagnostic_values(),
+            "clock_restarts": self.stamps.restarts,
             "tracking_error": list(self.tracking_error),
             "last_command": list(self.previous),
         }
-        msg.status = [make_status("motor_ident: feedforward", ",".join(self.joints), level, self.mode, values)]
+        values["joint_states_publishers"], crowded = publisher_warning(self, self.state_sub.topic_name)
+        if crowded:
+            level, message = WARN, f"{crowded}; {message}"
+        msg.status = [make_status("motor_ident: feedforward", ",".join(self.joints), level, message, values)]
         self.diag_pub.publish(msg)
 
 

@@ -11,7 +11,13 @@ regressor, base parameters and least squares as ``motor-ident identify``). Publi
 - ``~/predicted_effort``: torque predicted by the active model for the latest sample, beside the
   measurement for rqt_plot; ``~/r2``: R^2 per joint on the window; ``~/gate_open``;
 - ``/diagnostics``: R^2 per joint, condition number, physical consistency, buffer fill, gate
-  state and why (the first condition that failed), active model, dropped samples.
+  state and why (the first condition that failed), active model, dropped samples per reason, and
+  a WARN naming them when more than one node publishes ``joint_states``.
+
+A malformed state (a missing joint, NaN, mismatched arrays) or one whose stamp does not continue
+the robot's clock (a second publisher stamping 0, a duplicate) is dropped and counted
+(`motor_ident.ros.conversions`); the buffer is emptied only when ``clock_restart_samples``
+states in a row agree on a new clock (bag loop, simulator reset).
 
 Services: ``~/reset`` (empty the buffer), ``~/save`` (write the estimate to ``parameters_file``
 atomically), ``~/use_nominal`` (SetBool: force the nominal model). A parameter file saved earlier
@@ -40,11 +46,15 @@ from motor_ident.ros.conversions import (
     ERROR,
     OK,
     WARN,
+    DropCounter,
     JointIndex,
+    Reason,
+    declare_stamp_order,
     joint_state_arrays,
     make_array,
     make_joint_state,
     make_status,
+    publisher_warning,
     stamp_to_seconds,
 )
 
@@ -97,8 +107,8 @@ class IdentifierNode(Node):
         self.names = self.base.expressions()
         declare(self, "parameter_names", self.names, "names of ~/parameters, in order", read_only=True)
         self.index = JointIndex(self.config.joints)
-        self.rejected = 0
-        self.last_reject_reason = ""
+        self.stamps = declare_stamp_order(self)
+        self.drops = DropCounter("joint_states sample", self.get_logger())
         self.nominal_source = "robot config"
         self._load_saved()
         if gate.require_consistent:
@@ -110,7 +120,7 @@ class IdentifierNode(Node):
         self.r2_pub = self.create_publisher(Float64MultiArray, "~/r2", 10)
         self.gate_pub = self.create_publisher(Bool, "~/gate_open", LATCHED_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.create_subscription(JointState, "joint_states", self._on_state, IDENTIFIER_STATE_QOS)
+        self.state_sub = self.create_subscription(JointState, "joint_states", self._on_state, IDENTIFIER_STATE_QOS)
         self.create_service(Trigger, "~/reset", self._on_reset)
         self.create_service(Trigger, "~/save", self._on_save)
         self.create_service(SetBool, "~/use_nominal", self._on_use_nominal)
@@ -126,29 +136,49 @@ class IdentifierNode(Node):
             f"gate R2 >= {gate.r2_threshold}"
         )
 
+    @property
+    def rejected(self) -> int:
+        """joint_states messages dropped so far (every reason)."""
+        return self.drops.total
+
+    @property
+    def last_reject_reason(self) -> str:
+        """Why the latest dropped message was dropped ("" before any)."""
+        return self.drops.last
+
     # -- data path -------------------------------------------------------------------------------
     def _on_state(self, msg: JointState) -> None:
         arrays, reason = joint_state_arrays(msg, self.index)
         if not arrays:
-            self._reject(reason)
+            self.drops.add(reason)
             return
-        q, qd, tau = arrays
         t = stamp_to_seconds(msg.header.stamp)
-        resets = self.core.resets
-        if not self.core.add_sample(t, q, qd, tau):
-            self._reject(
-                "time stamp did not increase" if self.core.resets == resets else "clock went backwards: buffer reset"
-            )
+        previous = self.stamps.last
+        reason = self.stamps.accept(t)
+        if reason:
+            self.drops.add(reason)
+            return
+        if self.stamps.restarted and previous is not None:
+            self._restart(previous, t)
+        q, qd, tau = arrays
+        if not self.core.add_sample(t, q, qd, tau):  # unreachable for checked samples; counted if not
+            self.drops.add(Reason(f"sample at {t:.3f} s refused by the estimator", "refused by the estimator"))
             return
         fit = self.core.fit
         if fit is not None and fit is not self._last_fit:
             self._last_fit = fit
             self._on_refit(t)
 
-    def _reject(self, reason: str) -> None:
-        self.rejected += 1
-        self.last_reject_reason = reason
-        self.get_logger().warning(f"joint_states sample dropped: {reason}", throttle_duration_sec=2.0)
+    def _restart(self, previous: float, t: float) -> None:
+        """The clock restarted (bag loop, simulator reset): empty the buffer, nominal model."""
+        self.core.reset()
+        self.core.last_time = None  # the new clock's first sample starts the filters again
+        self._publish_active()
+        self.get_logger().warning(
+            f"clock restarted: {self.stamps.confirm} states in a row went from {previous:.3f} to {t:.3f} s; "
+            "buffer emptied, nominal model active",
+            throttle_duration_sec=2.0,
+        )
 
     def _on_refit(self, t: float) -> None:
         fit = self.core.fit
@@ -237,8 +267,7 @@ class IdentifierNode(Node):
             "active_model": "identified" if core.gate_open else f"nominal ({self.nominal_source})",
             "buffer_fill": f"{core.window.count}/{core.window.window}",
             "samples_used": core.samples_used,
-            "dropped_samples": core.dropped + self.rejected,
-            "last_drop_reason": self.last_reject_reason or "-",
+            **self.drops.diagnostic_values(),
             "buffer_resets": core.resets,
         }
         if fit is not None:
@@ -263,9 +292,13 @@ class IdentifierNode(Node):
         level = OK if core.gate_open else WARN
         if fit is not None and not np.all(np.isfinite(fit.theta)):
             level = ERROR
+        message = core.gate.reason
+        values["joint_states_publishers"], crowded = publisher_warning(self, self.state_sub.topic_name)
+        if crowded:
+            level, message = max(level, WARN), f"{crowded}; {message}"
         msg = DiagnosticArray()
         msg.header.stamp = self.get_clock().now().to_msg()
-        msg.status = [make_status("motor_ident: identifier", self.config.name, level, core.gate.reason, values)]
+        msg.status = [make_status("motor_ident: identifier", self.config.name, level, message, values)]
         self.diag_pub.publish(msg)
 
 

@@ -76,15 +76,19 @@ def test_nan_state_is_dropped_and_command_stays_finite(node) -> None:
 
 
 def test_out_of_order_state_is_dropped_and_clock_reset_restarts(node) -> None:
-    """An older or duplicate stamp is dropped; a jump back by more than the threshold restarts."""
+    """An older or duplicate stamp is dropped; a clock that restarts is followed once
+    ``clock_restart_samples`` states in a row agree on it."""
     q = np.array([0.1, 0.2, 0.3, 0.4])
     _state(node, 10.0, q, np.zeros(4))
     sent = node.commands_published
     _state(node, 9.9, q, np.zeros(4))
     _state(node, 10.0, q, np.zeros(4))
     assert node.rejected == 2 and node.commands_published == sent
-    _state(node, 1.0, q, np.zeros(4))  # simulator reset / bag loop
-    assert node.commands_published == sent + 1 and node.last_state_time == 1.0
+    confirm = node.stamps.confirm
+    for k in range(confirm):  # simulator reset / bag loop
+        _state(node, 1.0 + 0.001 * k, q, np.zeros(4))
+    assert node.commands_published == sent + 1 and node.last_state_time == 1.0 + 0.001 * (confirm - 1)
+    assert node.rejected == 2 + confirm - 1
 
 
 def test_recovers_when_state_returns(node) -> None:
