@@ -1,6 +1,6 @@
 """The identification node set of any scenario: simulated robot, identifier, feedforward, excitation.
 
-    ros2 launch motor_ident identification.launch.py params_file:=/path/to/scenario.yaml [use_sim:=false]
+    ros2 launch motor_ident identification.launch.py params_file:=my_robot.yaml [use_sim:=false] [excite:=false]
 
 The scenario launch files (``valkyrie_arm.launch.py``, ``icub_torso.launch.py``) include this one
 with their parameter file and add the nodes their hardware needs. With ``use_sim:=false`` the

@@ -1,16 +1,18 @@
 """Online identification and feedforward for the Valkyrie-like arm.
 
-    ros2 launch motor_ident valkyrie_arm.launch.py                  # with the simulated robot
-    ros2 launch motor_ident valkyrie_arm.launch.py use_sim:=false   # next to your ros2_control stack
+    ros2 launch motor_ident valkyrie_arm.launch.py                            # with the simulated robot
+    ros2 launch motor_ident valkyrie_arm.launch.py use_sim:=false             # next to your ros2_control stack
+    ros2 launch motor_ident valkyrie_arm.launch.py params_file:=my_arm.yaml   # your copy of the parameters
 
-The nodes of ``identification.launch.py`` with ``config/scenarios/valkyrie_arm.yaml``; ``use_sim``
-and ``excite`` pass through. With ``use_sim:=false`` the identifier and feedforward nodes use your
+The nodes of ``identification.launch.py`` (sim_robot, identifier, feedforward, excitation) with
+``config/scenarios/valkyrie_arm.yaml`` unless ``params_file`` names another file; ``use_sim`` and
+``excite`` pass through. With ``use_sim:=false`` the identifier and feedforward nodes use your
 robot's ``joint_states`` and publish joint torques on ``effort_controller/commands``.
 """
 
-from launch.actions import IncludeLaunchDescription
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource
-from launch.substitutions import PathJoinSubstitution
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.substitutions import FindPackageShare
 
 from launch import LaunchDescription
@@ -20,10 +22,27 @@ def generate_launch_description() -> LaunchDescription:
     share = FindPackageShare("motor_ident")
     return LaunchDescription(
         [
+            DeclareLaunchArgument(
+                "params_file",
+                default_value=PathJoinSubstitution([share, "config", "scenarios", "valkyrie_arm.yaml"]),
+                description="parameter file of every node (default: the valkyrie_arm scenario's)",
+            ),
+            DeclareLaunchArgument(
+                "use_sim",
+                default_value="true",
+                description="start the simulated robot (sim_robot) and run the other nodes on its /clock",
+            ),
+            DeclareLaunchArgument(
+                "excite",
+                default_value="true",
+                description="start the excitation node feeding the feedforward node's reference",
+            ),
             IncludeLaunchDescription(
                 PythonLaunchDescriptionSource(PathJoinSubstitution([share, "launch", "identification.launch.py"])),
                 launch_arguments={
-                    "params_file": PathJoinSubstitution([share, "config", "scenarios", "valkyrie_arm.yaml"])
+                    "params_file": LaunchConfiguration("params_file"),
+                    "use_sim": LaunchConfiguration("use_sim"),
+                    "excite": LaunchConfiguration("excite"),
                 }.items(),
             ),
         ]

@@ -1,14 +1,16 @@
-"""Seed 003's elastic joint with dual encoders under the VREC velocity loop.
+"""An elastic joint with dual encoders under the VREC velocity loop (Xin et al. 2020).
 
-    ros2 launch motor_ident xin_bench.launch.py                   # with the simulated test bench
-    ros2 launch motor_ident xin_bench.launch.py use_sim:=false    # on your drive's motor_states / joint_states
+    ros2 launch motor_ident xin_bench.launch.py                              # with the simulated test bench
+    ros2 launch motor_ident xin_bench.launch.py use_sim:=false               # on your drive's encoder topics
+    ros2 launch motor_ident xin_bench.launch.py params_file:=my_bench.yaml   # your copy of the parameters
 
-Nodes: ``elastic_sim`` (the two-inertia bench of seed 003 Table 1 with cogging ripple, publishing
-``joint_states`` and ``motor_states``) and ``vrec_controller`` (PI velocity loop + rigid-body velocity
-+ ripple elimination gain K designed for a damping ratio; torque on ``effort_controller/commands``,
-the deformation, its rate and the rigid-body velocity on ``~/deformation`` and
-``~/rigid_velocity``). Send the velocity reference on ``vrec_controller/velocity_reference``
-(std_msgs/Float64MultiArray, rad/s per joint). Parameters: ``config/scenarios/xin_bench.yaml``.
+Nodes: ``elastic_sim`` (the two-inertia bench of Xin et al. 2020, Table 1, with cogging ripple,
+publishing ``joint_states`` and ``motor_states``) and ``vrec_controller`` (PI velocity loop +
+rigid-body velocity + ripple elimination gain K designed for a damping ratio; torque on
+``effort_controller/commands``, the deformation, its rate and the rigid-body velocity on
+``~/deformation`` and ``~/rigid_velocity``). Send the velocity reference on
+``vrec_controller/velocity_reference`` (std_msgs/Float64MultiArray, rad/s per joint). Both nodes
+read ``params_file`` (default ``config/scenarios/xin_bench.yaml``).
 """
 
 from launch.actions import DeclareLaunchArgument
@@ -21,9 +23,16 @@ from launch import LaunchDescription
 
 
 def generate_launch_description() -> LaunchDescription:
-    params = PathJoinSubstitution([FindPackageShare("motor_ident"), "config", "scenarios", "xin_bench.yaml"])
+    params = LaunchConfiguration("params_file")
     return LaunchDescription(
         [
+            DeclareLaunchArgument(
+                "params_file",
+                default_value=PathJoinSubstitution(
+                    [FindPackageShare("motor_ident"), "config", "scenarios", "xin_bench.yaml"]
+                ),
+                description="parameter file of both nodes (default: the xin_bench scenario's)",
+            ),
             DeclareLaunchArgument(
                 "use_sim",
                 default_value="true",
