@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -77,13 +78,18 @@ def cmd_excite(args: argparse.Namespace) -> int:
         if len(args.noise_std) != robot.n or not all(s > 0.0 for s in args.noise_std):
             raise ConfigError(f"--noise-std = {args.noise_std}: expected {robot.n} values > 0 (one per joint)")
         weights = tuple(1.0 / s for s in args.noise_std)
+    for key, values in (("--acceleration-limit", args.acceleration_limit), ("--velocity-limit", args.velocity_limit)):
+        if values is not None and len(values) not in (1, robot.n):
+            raise ConfigError(f"{key} = {values}: expected 1 or {robot.n} values (one per joint)")
     limits = limits_from_robot(
         robot,
-        acceleration=args.acceleration_limit,
+        acceleration=args.acceleration_limit if len(args.acceleration_limit) > 1 else args.acceleration_limit[0],
         position_margin=args.position_margin,
         velocity_fraction=args.velocity_fraction,
         torque_fraction=args.torque_fraction,
     )
+    if args.velocity_limit is not None:  # e.g. what the motors behind a coupling can reach, below the URDF's
+        limits = replace(limits, velocity=np.minimum(limits.velocity, args.velocity_limit))
     design = ExcitationConfig(
         criterion=args.criterion,
         harmonics=args.harmonics,
@@ -201,9 +207,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the random starts (default 0)")
     p.add_argument("--samples", type=int, default=100, help="criterion samples per period (default 100)")
     p.add_argument("--max-iterations", type=int, default=150, help="iterations per start (default 150)")
-    p.add_argument("--acceleration-limit", type=float, default=5.0, help="|qdd| bound [rad/s^2] (default 5)")
+    p.add_argument(
+        "--acceleration-limit", type=float, nargs="+", default=[5.0], help="|qdd| bound, 1 or per joint [rad/s^2]"
+    )
     p.add_argument("--position-margin", type=float, default=0.05, help="kept from position limits [rad]")
     p.add_argument("--velocity-fraction", type=float, default=1.0, help="fraction of the URDF velocity limit")
+    p.add_argument(
+        "--velocity-limit", type=float, nargs="+", help="|qd| bound, 1 or per joint [rad/s] (capped by the URDF's)"
+    )
     p.add_argument("--torque-fraction", type=float, help="bound |tau| (RNEA + friction) by this fraction of effort")
     p.add_argument("--noise-std", type=float, nargs="+", help="torque noise std per joint [N m]: weights rows 1/sigma")
     p.add_argument("--block-weights", type=float, nargs=3, default=[1.0, 1.0, 1.0], help="w_alpha w_beta w_gamma")

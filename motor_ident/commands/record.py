@@ -8,7 +8,7 @@ identifier would publish:
 | topic                          | type                           | content                               |
 |--------------------------------|--------------------------------|---------------------------------------|
 | ``/joint_states``              | sensor_msgs/msg/JointState     | q, qd, effort = measured joint torque |
-| ``/motor_states``              | sensor_msgs/msg/JointState     | motor side (names ``<joint>_motor``)  |
+| ``/motor_states``              | sensor_msgs/msg/JointState     | rotor side, the config's motor names  |
 | ``/effort_controller/commands``| std_msgs/msg/Float64MultiArray | commanded joint torques               |
 | ``/identifier/gate_open``      | std_msgs/msg/Bool              | gate state, on change                 |
 | ``/identifier/r2``             | std_msgs/msg/Float64MultiArray | window R^2 per joint, on each refit   |
@@ -62,7 +62,7 @@ def record_scenario(
     writer = BagWriter(out, storage=storage)  # refuses an existing path before the simulation starts
     loop = build_closed_loop(scenario, overrides)
     joints = tuple(loop.sim.robot.joint_names)
-    motors = [f"{j}_motor" for j in joints]
+    motors = list(loop.sim.transmission.motors)  # as sim_robot names them
     steps = int(round(duration / loop.sim.dt))
     opened: float | None = None
     gate: bool | None = None

@@ -31,7 +31,7 @@ from motor_ident.io.data import atomic_write
 FORMAT_VERSION = 1
 
 _HEADER = """\
-# motor_ident excitation trajectory: finite Fourier series (seed 002 eq. 22), one row per joint.
+# motor_ident excitation trajectory: finite Fourier series (Szabó & Szádeczky-Kardoss, eq. 22), one row per joint.
 #   q_i(t)  = q0_i + sum_l a_il / (w_f l) sin(w_f l t) - b_il / (w_f l) cos(w_f l t),  w_f = 2 pi base_frequency
 #   qd_i(t) = sum_l a_il cos(w_f l t) + b_il sin(w_f l t)
 # Units: base_frequency [Hz], q0 [rad], a and b [rad/s].
@@ -101,13 +101,30 @@ def _matrix(raw: Any, key: str, n: int) -> np.ndarray:
     return arr
 
 
+def find_trajectory(path: str | Path) -> Path:
+    """A trajectory file: ``path`` itself, else ``path`` relative to motor_ident's share directory.
+
+    So a scenario can name a shipped trajectory as ``examples/<file>.yaml`` whatever the working
+    directory (the source tree, or ``<prefix>/share/motor_ident`` once installed).
+    """
+    from motor_ident.io.robot_config import config_directories
+
+    path = Path(path)
+    if path.is_file() or path.is_absolute():
+        return path
+    for directory in config_directories():
+        if (directory.parent / path).is_file():
+            return directory.parent / path
+    return path
+
+
 def load_trajectory(path: str | Path) -> NamedTrajectory:
-    """Read a trajectory YAML file written by `save_trajectory`.
+    """Read a trajectory YAML file written by `save_trajectory` (found by `find_trajectory`).
 
     Raises:
         ConfigError: the file is missing, not YAML, or a key is missing or malformed.
     """
-    path = Path(path)
+    path = find_trajectory(path)
     try:
         doc = yaml.safe_load(path.read_text())
     except OSError as exc:

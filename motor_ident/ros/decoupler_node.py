@@ -1,4 +1,4 @@
-"""``decoupler``: joint space <-> motor space through the robot's transmission (seed 000 eq. 11-12).
+"""``decoupler``: joint space <-> motor space through the robot's transmission (Guedelha et al. 2021, eq. 11-12).
 
 For every configured coupling group (and one motor per uncoupled joint), with T the coupling of
 `motor_ident.core.transmission`:
@@ -8,8 +8,10 @@ For every configured coupling group (and one motor per uncoupled joint), with T 
 - ``motor_states`` (motor names) -> ``~/joint_states`` (joint names): position ``T q_m``,
   velocity ``T qd_m``, effort ``T^-T tau_m``; with ``motor_states_at_rotor`` the motor encoders
   are rotor-side and divided by the gear ratio first (torques multiplied by it);
-- ``~/joint_commands`` (Float64MultiArray, joint torques in the config's joint order) ->
-  ``~/motor_commands`` (motor torques ``T' tau`` in the transmission's motor order).
+- joint torque commands (Float64MultiArray, the config's joint order) on ``joint_commands_topic``
+  (default ``~/joint_commands``; a scenario sets ``effort_controller/commands`` to convert the
+  computed-torque ``feedforward`` node's output) -> ``~/motor_commands`` (motor torques ``T' tau``
+  in the transmission's motor order, e.g. for ``pwm_feedforward`` with ``command_space: motor``).
 
 Motor-side quantities are at the gearbox outputs. The motor order is the read-only parameter
 ``motor_names``. A bad message (missing name, wrong length, NaN) is dropped, counted and reported
@@ -76,7 +78,10 @@ class DecouplerNode(Node):
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.create_subscription(JointState, "joint_states", self._on_joint_states, STATE_QOS)
         self.create_subscription(JointState, "motor_states", self._on_motor_states, STATE_QOS)
-        self.create_subscription(Float64MultiArray, "~/joint_commands", self._on_joint_commands, COMMAND_QOS)
+        commands_topic = declare(
+            self, "joint_commands_topic", "~/joint_commands", "joint torque commands to convert to motor torques"
+        )
+        self.create_subscription(Float64MultiArray, commands_topic, self._on_joint_commands, COMMAND_QOS)
         self.create_timer(declare(self, "diagnostics_period", 0.5, "period of /diagnostics [s]"), self._diagnostics)
 
     def _drop(self, what: str, reason: str) -> None:

@@ -6,8 +6,9 @@ stamped in absolute time: the feedforward node's ``~/reference`` by default, or 
 joint_trajectory_controller's ``~/joint_trajectory`` (set ``output_topic``). The trajectory starts
 from the robot's position at rest and is blended in over ``ramp_time`` (`ramp_in`).
 
-The trajectory is an optimised one from ``motor-ident excite`` (``trajectory_file``) or a random
-finite Fourier series (seeded) around the middle of the URDF's position limits.
+The trajectory is an optimised one from ``motor-ident excite`` (``trajectory_file``: a path, or
+one relative to motor_ident's share directory such as ``examples/icub_torso_excitation.yaml``) or a
+random finite Fourier series (seeded) around the middle of the URDF's position limits.
 """
 
 from __future__ import annotations
@@ -38,7 +39,11 @@ class ExcitationNode(Node):
         finite = np.isfinite(lower) & np.isfinite(upper) & (upper > lower)
         centre = np.where(finite, 0.5 * (lower + upper), 0.0)
         trajectory_file = declare(
-            self, "trajectory_file", "", "optimised trajectory from motor-ident excite ('' = random)"
+            self,
+            "trajectory_file",
+            "",
+            "optimised trajectory from motor-ident excite: a path, or relative to motor_ident's share directory "
+            "(examples/...); '' = random",
         )
         seed = declare(self, "seed", 3, "seed of the random Fourier coefficients")
         harmonics = declare(self, "harmonics", 5, "harmonics of the Fourier series")

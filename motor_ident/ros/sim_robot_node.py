@@ -1,10 +1,20 @@
 """``sim_robot``: the simulated robot, speaking the topics of a ros2_control robot.
 
 Publishes ``joint_states`` (position, velocity, effort = measured joint torque), ``motor_states``
-(motor side, names ``<joint>_motor``) and ``/clock``; takes joint torques on
-``effort_controller/commands`` and duty cycles on ``pwm_controller/commands``
-(std_msgs/Float64MultiArray, joint order of the robot config, as ros2_controllers' forward
-command controllers take them). The physics is `motor_ident.sim.plant.SimulatedRobot`.
+(rotor encoders and motor torques at the rotors, names and order = the motors of the robot
+config's transmission: a coupling group's ``motors``, an uncoupled joint's motor named after the
+joint) and ``/clock``. It takes the commands of ONE ros2_control command interface, chosen by
+``command_interface`` (std_msgs/Float64MultiArray, as ros2_controllers' forward command
+controllers take them); the other topic is not subscribed, so a command is never applied twice:
+
+- ``effort``: joint torques on ``effort_controller/commands``, joint order of the robot config;
+- ``pwm``: motor duty cycles on ``pwm_controller/commands``, motor order (the robot config's
+  transmission, as the decoupler's and pwm_feedforward's ``motor_names``), driving the motor
+  chains (K_pwm*, tau_0, back-EMF, friction, rotor inertia of every motor) that move the joints
+  through the coupling T. The measured joint torque is then the link-side one, as from joint
+  torque sensors (an iCub's F/T-based estimates).
+
+The physics is `motor_ident.sim.plant.SimulatedRobot` (its docstring has the equations).
 
 Two ways to run:
 - ``lockstep: false``: a wall timer steps at ``rate_hz`` (real time), holding the last command.
@@ -26,7 +36,7 @@ from std_msgs.msg import Float64MultiArray
 from motor_ident.errors import ConfigError
 from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, robot_from_parameters, run_node
 from motor_ident.ros.conversions import array_values, make_joint_state, seconds_to_stamp
-from motor_ident.sim.plant import PlantConfig, SimulatedRobot
+from motor_ident.sim.plant import COMMAND_INTERFACES, PlantConfig, simulated_robot
 
 
 class SimRobotNode(Node):
@@ -35,6 +45,13 @@ class SimRobotNode(Node):
     def __init__(self, **kwargs: object) -> None:
         super().__init__("sim_robot", **kwargs)  # type: ignore[arg-type]
         config = robot_from_parameters(self)
+        command_interface = declare(
+            self,
+            "command_interface",
+            "effort",
+            f"commands taken: {' | '.join(COMMAND_INTERFACES)}",
+            read_only=True,
+        )
         plant_config = PlantConfig(
             rate_hz=declare(self, "rate_hz", 1000.0, "simulation and publish rate [Hz]"),
             substeps=declare(self, "substeps", 2, "integration steps per published sample"),
@@ -44,6 +61,7 @@ class SimRobotNode(Node):
                 self, "encoder_counts_per_rev", 2**18, "joint encoder resolution (0: ideal)"
             ),
             seed=declare(self, "seed", 0, "noise seed"),
+            command_interface=command_interface,
         )
         self.lockstep = declare(self, "lockstep", False, "step when a command arrives (faster than real time)")
         self.lockstep_timeout = declare(
@@ -51,11 +69,12 @@ class SimRobotNode(Node):
         )
         self.duration = declare(self, "duration", 0.0, "stop stepping after this simulated time [s] (0: never)")
         publish_clock = declare(self, "publish_clock", True, "publish /clock with the simulated time")
-        regressor = config.build_regressor()
-        motors = [j.motor for j in config.joint_parameters]
-        self.sim = SimulatedRobot(
-            regressor, config.nominal_friction(), plant_config, motors=motors if all(motors) else None
-        )
+        try:
+            self.sim = simulated_robot(config, plant_config)
+        except ConfigError as exc:
+            raise ConfigError(
+                f"parameter robot = {config.name!r}, command_interface = {command_interface!r}: {exc}"
+            ) from None
         self.joint_names = list(config.joints)
         order = declare(self, "joint_state_order", [""], "joint order of published states ([''] = config order)")
         order = [name for name in order if name]
@@ -65,13 +84,17 @@ class SimRobotNode(Node):
             [self.joint_names.index(j) for j in order] if order else range(len(self.joint_names))
         )
         self.published_names = [self.joint_names[i] for i in self.publish_index]
-        self.motor_names = [f"{j}_motor" for j in self.published_names]
+        self.motor_names = list(self.sim.transmission.motors)
+        self.command_interface = plant_config.command_interface
         self.state_pub = self.create_publisher(JointState, "joint_states", STATE_QOS)
         self.motor_pub = self.create_publisher(JointState, "motor_states", STATE_QOS)
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if publish_clock else None
-        self.create_subscription(Float64MultiArray, "effort_controller/commands", self._on_effort, COMMAND_QOS)
-        self.create_subscription(Float64MultiArray, "pwm_controller/commands", self._on_pwm, COMMAND_QOS)
+        if self.command_interface == "pwm":
+            self.create_subscription(Float64MultiArray, "pwm_controller/commands", self._on_pwm, COMMAND_QOS)
+        else:
+            self.create_subscription(Float64MultiArray, "effort_controller/commands", self._on_effort, COMMAND_QOS)
         self.rejected_commands = 0
+        self.commands_applied = 0
         self.steps = 0
         self._awaiting_since = time.monotonic()
         period = self.lockstep_timeout if self.lockstep else 1.0 / plant_config.rate_hz
@@ -79,7 +102,7 @@ class SimRobotNode(Node):
         self._publish()
         self.get_logger().info(
             f"simulating {config.name} ({len(self.joint_names)} joints) at {plant_config.rate_hz:g} Hz, "
-            f"{'lockstep' if self.lockstep else 'real time'}"
+            f"{'lockstep' if self.lockstep else 'real time'}, {self.command_interface} commands"
         )
 
     @property
@@ -90,21 +113,25 @@ class SimRobotNode(Node):
     def _on_effort(self, msg: Float64MultiArray) -> None:
         values, reason = array_values(msg, len(self.joint_names))
         if values is None:
-            self.rejected_commands += 1
-            self.get_logger().warning(f"effort command ignored: {reason}", throttle_duration_sec=2.0)
+            self._reject("effort", reason)
             return
         self.sim.set_effort(values)
-        if self.lockstep:
-            self._advance()
+        self._applied()
 
     def _on_pwm(self, msg: Float64MultiArray) -> None:
-        values, reason = array_values(msg, len(self.joint_names))
-        if values is None or any(m is None for m in self.sim.motors):
-            self.rejected_commands += 1
-            reason = reason or "this robot config has no motor parameters"
-            self.get_logger().warning(f"pwm command ignored: {reason}", throttle_duration_sec=2.0)
+        values, reason = array_values(msg, len(self.motor_names))
+        if values is None:
+            self._reject(f"pwm (motors {self.motor_names})", reason)
             return
         self.sim.set_pwm(values)
+        self._applied()
+
+    def _reject(self, what: str, reason: str) -> None:
+        self.rejected_commands += 1
+        self.get_logger().warning(f"{what} command ignored: {reason}", throttle_duration_sec=2.0)
+
+    def _applied(self) -> None:
+        self.commands_applied += 1
         if self.lockstep:
             self._advance()
 
@@ -126,7 +153,7 @@ class SimRobotNode(Node):
         i = self.publish_index
         self.state_pub.publish(make_joint_state(self.published_names, m.t, m.q[i], m.qd[i], m.effort[i]))
         self.motor_pub.publish(
-            make_joint_state(self.motor_names, m.t, m.motor_position[i], m.motor_velocity[i], m.motor_effort[i])
+            make_joint_state(self.motor_names, m.t, m.motor_position, m.motor_velocity, m.motor_effort)
         )
         self._awaiting_since = time.monotonic()
 

@@ -1,19 +1,19 @@
-"""ROS-free actuator simulation: motors + harmonic drives driving joints through a coupling (seed 000).
+"""ROS-free actuator simulation: motors + harmonic drives driving joints through a coupling (Guedelha et al. 2021).
 
 State: the gearbox-output positions and velocities of the ``m`` motors (``q_motor``, ``qd_motor``);
-the joints follow rigidly, ``q_joint = T q_motor``. Per motor chain ``k`` (seed 000 eq. 13-18,
+the joints follow rigidly, ``q_joint = T q_motor``. Per motor chain ``k`` (Guedelha et al. eq. 13-18,
 friction with the sign of the velocity as in `motor_ident.core.friction`):
 
     D_k qdd_k = tau_pwm_k - tau_friction_k(qd_k) - tau_chain_k,     tau_chain = T' tau_joint
     tau_pwm_k = motor_torque(PWM_k, qd_k) = K_pwm* PWM_k + tau_0 - back_emf qd_k
     M_link qdd_joint = tau_joint + tau_external
 
-with ``D = rho^2 I`` (seed 000 eq. 10) and ``M_link`` the link inertia at the joints (constant,
+with ``D = rho^2 I`` (eq. 10) and ``M_link`` the link inertia at the joints (constant,
 from the URDF at its neutral pose; gravity is taken as compensated, as the paper's torque
 estimates are). Eliminating ``tau_joint`` gives ``(D + T' M_link T) qdd_motor = tau_pwm - tau_friction
 + T' tau_external``. The measured joint torque is ``tau_joint = M_link qdd_joint - tau_external``.
 
-Harmonic-drive static friction (seed 000 sec. 2.4.1, Fig. 11): a chain at rest (|qd| below
+Harmonic-drive static friction (sec. 2.4.1, Fig. 11): a chain at rest (|qd| below
 ``stick_velocity``) sticks while the torque needed to hold it lies between the breakaway levels
 ``-tau_friction(0-)`` and ``tau_friction(0+)`` (sigma_s- and sigma_s+ for the Stribeck model);
 the held chains are solved as constraints, the others slide. Locked motors (brakes, used for the
@@ -21,7 +21,10 @@ motor-by-motor procedure of sec. 3.4.2) are constraints with no breakaway.
 
 Integration: fixed step ``1 / (rate_hz substeps)``, semi-implicit Euler (velocity first), with the
 linear damping (viscous friction, back-EMF, external actuator damping) taken implicitly so that
-the large K_v of seed 000 Table 1 (up to 76 N m s/rad) stays stable at a 1 ms step.
+the large K_v of Table 1 (up to 76 N m s/rad) stays stable at a 1 ms step. `ChainSolver` holds this
+step (friction, implicit damping, stiction) so that `motor_ident.sim.plant.SimulatedRobot` integrates
+its motor chains the same way, with the configuration-dependent rigid-body inertia instead of
+``M_link``.
 
 External actuator (sec. 4.1.1): a stiff PD in joint space tracking a reference, back-driving the
 joints whatever the PWM. Sensors at ``rate_hz`` (100 Hz, as in the paper): joint encoders
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
@@ -41,9 +45,13 @@ from numpy.typing import NDArray
 
 from motor_ident.core.feedforward_pwm import ChainModel
 from motor_ident.core.friction import FrictionShape, friction_regressor, friction_torque
+from motor_ident.core.model import RobotModel
 from motor_ident.core.motor import motor_torque
 from motor_ident.core.transmission import Transmission
 from motor_ident.errors import ConfigError
+
+if TYPE_CHECKING:
+    from motor_ident.io.robot_config import RobotConfig
 
 FloatArray = NDArray[np.float64]
 Reference = Callable[[FloatArray], tuple[FloatArray, FloatArray]]
@@ -123,7 +131,7 @@ class ActuatorSimConfig:
     """Integration, external actuator and sensor settings.
 
     Attributes:
-        rate_hz: sample rate of the records [Hz] (seed 000: 100 Hz).
+        rate_hz: sample rate of the records [Hz] (Guedelha et al.: 100 Hz).
         substeps: integration steps per sample.
         stick_velocity: below this a chain may stick [rad/s].
         external_stiffness: external actuator PD stiffness per joint [N m/rad].
@@ -189,21 +197,24 @@ class ActuatorRecord:
     stuck: NDArray[np.bool_] = field(repr=False)
 
 
-def plant_from_config(config: object) -> ActuatorPlant:
-    """`ActuatorPlant` of a `motor_ident.io.robot_config.RobotConfig` (its motors' friction and motor blocks).
+def motor_chains(config: RobotConfig) -> tuple[Transmission, tuple[MotorChain, ...]]:
+    """Transmission and true motor chains (motor order) of a `motor_ident.io.robot_config.RobotConfig`.
 
     Raises:
-        ConfigError: a motor has no ``motor:`` block or no ``friction_values``.
+        ConfigError: a motor has no ``motor:`` block or no ``friction_values`` (the message names it).
     """
     from motor_ident.io.robot_config import RobotConfig
 
     if not isinstance(config, RobotConfig):
-        raise ConfigError(f"plant_from_config: expected a RobotConfig, got {type(config).__name__}")
+        raise ConfigError(f"motor_chains: expected a RobotConfig, got {type(config).__name__}")
     transmission = config.build_transmission()
     chains = []
     for name, drive, reflected in zip(transmission.motors, config.motor_drives(), transmission.reflected_inertia):
         if drive.motor is None or drive.friction_values is None:
-            raise ConfigError(f"motor {name!r}: the actuator simulation needs motor and friction_values")
+            raise ConfigError(
+                f"robot {config.name!r}, motor {name!r}: simulating the motors needs its 'motor:' block "
+                "and its 'friction_values'"
+            )
         chains.append(
             MotorChain(
                 name=name,
@@ -213,12 +224,26 @@ def plant_from_config(config: object) -> ActuatorPlant:
                 reflected_inertia=float(reflected),
             )
         )
-    robot = config.build_model().with_rotor_inertia(np.zeros(len(config.joints)))
-    data = robot.create_data()
-    M_full = pin.crba(robot.model, data, pin.neutral(robot.model))
+    return transmission, tuple(chains)
+
+
+def joint_inertia(robot: RobotModel, data: pin.Data, q: FloatArray) -> FloatArray:
+    """Joint-space inertia matrix M(q) by pinocchio's CRBA, our joint order, shape (n, n) [kg m^2]."""
+    M_full = pin.crba(robot.model, data, robot.pin_q(q))  # only its upper triangle is meaningful
     M_full = np.triu(M_full) + np.triu(M_full, 1).T
-    M = M_full[np.ix_(robot.v_index, robot.v_index)]
-    return ActuatorPlant(transmission=transmission, chains=tuple(chains), link_inertia=M)
+    return M_full[np.ix_(robot.v_index, robot.v_index)]
+
+
+def plant_from_config(config: RobotConfig) -> ActuatorPlant:
+    """`ActuatorPlant` of a `motor_ident.io.robot_config.RobotConfig` (its motors' friction and motor blocks).
+
+    Raises:
+        ConfigError: a motor has no ``motor:`` block or no ``friction_values``.
+    """
+    transmission, chains = motor_chains(config)
+    robot = config.build_model().with_rotor_inertia(np.zeros(len(transmission.joints)))
+    M = joint_inertia(robot, robot.create_data(), np.zeros(robot.n))  # at q = 0, where `simulate` starts
+    return ActuatorPlant(transmission=transmission, chains=chains, link_inertia=M)
 
 
 def _friction_groups(chains: Sequence[MotorChain]) -> list[tuple[FrictionShape, NDArray[np.int64], FloatArray]]:
@@ -270,18 +295,13 @@ def simulate(
     T = tr.T
     M = plant.link_inertia
     D = plant.reflected_inertia
-    chains = plant.chains
-    limits = np.array([c.motor.duty_limit for c in chains])
-    breakaway = np.array([c.breakaway for c in chains])  # (m, 2)
-    viscous = np.array([c.viscous for c in chains])
-    back_emf = np.array([c.motor.back_emf for c in chains])
-    linear = viscous + back_emf
+    solver = ChainSolver(plant.chains, config.stick_velocity)
+    back_emf = solver.back_emf
     zeros = np.zeros(n)
     kp = config.external_stiffness if reference is not None else 0.0
     kd = config.external_damping if reference is not None else 0.0
-    A = np.diag(D) + T.T @ M @ T + h * (np.diag(linear) + kd * T.T @ T)
+    A = np.diag(D) + T.T @ M @ T + h * (np.diag(solver.linear_damping) + kd * T.T @ T)
     A_inv = np.linalg.inv(A)
-    friction_groups = _friction_groups(chains)
 
     t_fine = np.arange(n_samples * sub) * h
     if reference is not None:
@@ -312,9 +332,9 @@ def simulate(
             duty = duty_schedule[i]
         elif controller is not None:
             duty = np.asarray(controller(i / config.rate_hz, measured_qd_motor.copy()), dtype=float)
-        duty = np.clip(np.where(np.isfinite(duty), duty, 0.0), -limits, limits)
+        duty = solver.clip_duty(duty)
         # motor torque at rest for this duty (held over the sample); back-EMF added per step below
-        tau_pwm_rest = np.array([motor_torque(duty[k], 0.0, c.motor) for k, c in enumerate(chains)])
+        tau_pwm_rest = solver.torque_at_rest(duty)
         for s in range(sub):
             k_fine = i * sub + s
             if reference is not None:
@@ -323,16 +343,8 @@ def simulate(
             else:
                 tau_ext = zeros
                 b = tau_pwm_rest - back_emf * v
-            for shape, idx, theta in friction_groups:
-                friction[idx] = np.sum(friction_regressor(v[idx], shape) * theta, axis=1)
             # linear damping is implicit: A holds h (viscous + back-EMF + T' kd T), b the explicit parts
-            a = A_inv @ (b - friction)
-            # Karnopp: chains at rest, or that would cross zero velocity this step, are tried as held
-            held = is_locked | (np.abs(v) < config.stick_velocity) | (v * (v + h * a) < 0.0)
-            if held.any():
-                a, stuck, friction = _solve_with_stiction(A, b, friction, v, h, held, is_locked, breakaway)
-            else:
-                stuck = held
+            a, stuck, friction = solver.accelerations(A, b, v, h, is_locked, A_inv=A_inv)
             v = v + h * a
             q = q + h * v
         a_joint = T @ a
@@ -345,7 +357,7 @@ def simulate(
         out["tau_joint"][i] = tau_joint
         out["pwm"][i] = duty
         # friction at the end-of-step velocity (its linear part is integrated implicitly)
-        out["friction"][i] = np.where(stuck, friction, friction + h * viscous * a)
+        out["friction"][i] = np.where(stuck, friction, friction + h * solver.viscous * a)
         stuck_out[i] = stuck
         measured_qd_motor = v + config.motor_velocity_noise_std * rng.standard_normal(n)
 
@@ -370,6 +382,72 @@ def simulate(
         true_friction=out["friction"],
         stuck=stuck_out,
     )
+
+
+class ChainSolver:
+    """Accelerations of motor chains over one integration step: friction, implicit damping, stiction.
+
+    One step solves ``A a = b - tau_friction(v)`` for the gearbox-output accelerations ``a`` (m,),
+    where the caller's ``A`` (m, m) holds the inertia seen by the chains plus ``h`` times their
+    linear damping (``diag(linear_damping)``, and any other damping taken implicitly) and ``b`` (m,)
+    the explicit torques (motor torque at the start-of-step velocity, load torques through T').
+    Chains at rest, or that would cross zero velocity during the step, are tried as held
+    (Karnopp); a held chain slides when its holding torque exceeds its breakaway level.
+
+    Args:
+        chains: true drive data, motor order.
+        stick_velocity: below this a chain may stick [rad/s].
+    """
+
+    def __init__(self, chains: Sequence[MotorChain], stick_velocity: float) -> None:
+        self.chains = tuple(chains)
+        self.stick_velocity = float(stick_velocity)
+        self.duty_limit = np.array([c.motor.duty_limit for c in self.chains])
+        self.breakaway = np.array([c.breakaway for c in self.chains])  # (m, 2)
+        self.viscous = np.array([c.viscous for c in self.chains])
+        self.back_emf = np.array([c.motor.back_emf for c in self.chains])
+        self.linear_damping = self.viscous + self.back_emf
+        """Viscous friction plus back-EMF per chain, shape (m,) [N m s/rad]: the part integrated implicitly."""
+        self.reflected_inertia = np.array([c.reflected_inertia for c in self.chains])
+        self._groups = _friction_groups(self.chains)
+
+    def clip_duty(self, duty: FloatArray) -> FloatArray:
+        """Duty cycles (m,) within each motor's ``duty_limit``; a non-finite duty becomes 0."""
+        duty = np.asarray(duty, dtype=float)
+        return np.clip(np.where(np.isfinite(duty), duty, 0.0), -self.duty_limit, self.duty_limit)
+
+    def torque_at_rest(self, duty: FloatArray) -> FloatArray:
+        """Motor torque ``K_pwm* duty + tau_0`` per chain (back-EMF left out), shape (m,) [N m]."""
+        return np.array([motor_torque(duty[k], 0.0, c.motor) for k, c in enumerate(self.chains)])
+
+    def friction(self, v: FloatArray) -> FloatArray:
+        """Friction torque of every chain at gearbox-output velocities ``v`` (m,), shape (m,) [N m]."""
+        out = np.zeros(len(self.chains))
+        for shape, idx, theta in self._groups:
+            out[idx] = np.sum(friction_regressor(v[idx], shape) * theta, axis=1)
+        return out
+
+    def accelerations(
+        self,
+        A: FloatArray,
+        b: FloatArray,
+        v: FloatArray,
+        h: float,
+        locked: NDArray[np.bool_],
+        *,
+        A_inv: FloatArray | None = None,
+    ) -> tuple[FloatArray, NDArray[np.bool_], FloatArray]:
+        """Accelerations (m,) [rad/s^2], which chains are held, and the friction acting (m,) [N m].
+
+        ``locked`` chains (brakes) are held with no breakaway; ``A_inv`` may be given when ``A`` is constant.
+        The returned friction is the explicit one at ``v`` for sliding chains, the holding torque for held ones.
+        """
+        friction = self.friction(v)
+        a = A_inv @ (b - friction) if A_inv is not None else np.linalg.solve(A, b - friction)
+        held = locked | (np.abs(v) < self.stick_velocity) | (v * (v + h * a) < 0.0)
+        if held.any():
+            return _solve_with_stiction(A, b, friction, v, h, held, locked, self.breakaway)
+        return a, held, friction
 
 
 def _solve_with_stiction(

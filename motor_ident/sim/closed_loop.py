@@ -89,7 +89,9 @@ def build_closed_loop(scenario: str | Path, overrides: dict[str, dict[str, Any]]
     config = load_robot_config(sim_p.get("robot", "valkyrie_arm"))
     regressor = config.build_regressor()
     robot = regressor.robot
-    sim = SimulatedRobot(regressor, config.nominal_friction(), PlantConfig(**_pick(sim_p, PlantConfig)))
+    # the loop commands joint torques, whatever the scenario's sim_robot takes (icub_torso: PWM)
+    plant = PlantConfig(**{**_pick(sim_p, PlantConfig), "command_interface": "effort"})
+    sim = SimulatedRobot(regressor, config.nominal_friction(), plant)
     base = structural_base_parameters(regressor)
     nominal_robot = robot.with_inertial_parameters(
         robot.inertial_parameters() * float(id_p.get("nominal_inertia_scale", 1.0))

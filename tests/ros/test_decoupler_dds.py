@@ -113,3 +113,94 @@ def test_pwm_feedforward_publishes_saturated_duty(dds) -> None:
     assert node.dropped == 1
     node._on_desired(Float64MultiArray(data=[500.0, 0.0, 0.0]))
     assert np.max(np.abs(node.last_duty)) == pytest.approx(0.5) and np.all(np.isfinite(node.last_duty))
+
+
+def test_joint_torques_reach_the_duty_cycles_through_the_decoupler_along_the_reference() -> None:
+    """The icub_torso scenario's wiring, in a namespace: joint torques on effort_controller/commands ->
+    decoupler (joint_commands_topic) -> decoupler/motor_commands -> pwm_feedforward (command_space motor,
+    reference_topic) -> duty = (T' tau + fc sign(v) + fv v + D a - tau_0 + back_emf v) / K_pwm* with v, a
+    the reference's motor velocity and acceleration, not the measured (zero) velocity."""
+    import rclpy
+    from builtin_interfaces.msg import Duration
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
+    from motor_ident.ros.conversions import make_joint_state
+    from motor_ident.ros.decoupler_node import DecouplerNode
+    from motor_ident.ros.pwm_feedforward_node import PwmFeedforwardNode
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    robot = Parameter("robot", value="icub_torso")
+    decoupler = DecouplerNode(
+        context=context,
+        namespace="wired",
+        parameter_overrides=[robot, Parameter("joint_commands_topic", value="effort_controller/commands")],
+    )
+    pwm = PwmFeedforwardNode(
+        context=context,
+        namespace="wired",
+        parameter_overrides=[
+            robot,
+            Parameter("command_topic", value="decoupler/motor_commands"),
+            Parameter("command_space", value="motor"),
+            Parameter("reference_topic", value="feedforward/reference"),
+        ],
+    )
+    probe = rclpy.create_node("probe", namespace="wired", context=context)
+    duties: list = []
+    probe.create_subscription(Float64MultiArray, "pwm_controller/commands", duties.append, COMMAND_QOS)
+    state_pub = probe.create_publisher(JointState, "joint_states", STATE_QOS)
+    reference_pub = probe.create_publisher(JointTrajectory, "feedforward/reference", 10)
+    command_pub = probe.create_publisher(Float64MultiArray, "effort_controller/commands", COMMAND_QOS)
+    executor = SingleThreadedExecutor(context=context)
+    for node in (decoupler, pwm, probe):
+        executor.add_node(node)
+    qd_ref, qdd_ref = np.array([0.4, -0.1, 0.4]), np.array([2.0, 1.0, -3.0])  # joint space; motors > 0.27 rad/s
+    tau = np.array([3.0, -2.0, 1.0])
+    try:
+        deadline = time.monotonic() + 10.0
+        while not duties and time.monotonic() < deadline:
+            now = probe.get_clock().now()
+            t = now.nanoseconds * 1e-9
+            reference = JointTrajectory(joint_names=["torso_pitch", "torso_roll", "torso_yaw"])
+            reference.header.stamp = now.to_msg()
+            reference.points = [
+                JointTrajectoryPoint(
+                    positions=[0.5, 0.0, 0.0],
+                    velocities=qd_ref.tolist(),
+                    accelerations=qdd_ref.tolist(),
+                    time_from_start=Duration(sec=s),
+                )
+                for s in range(3)
+            ]
+            reference_pub.publish(reference)
+            executor.spin_once(timeout_sec=0.02)
+            state_pub.publish(
+                make_joint_state(
+                    ["torso_pitch", "torso_roll", "torso_yaw"], t + 0.5, np.zeros(3), np.zeros(3), np.zeros(3)
+                )
+            )
+            executor.spin_once(timeout_sec=0.02)
+            if pwm.reference_time.size and pwm.last_state_time is not None:
+                command_pub.publish(Float64MultiArray(data=tau.tolist()))
+            for _ in range(5):
+                executor.spin_once(timeout_sec=0.02)
+        assert duties, "no duty cycles on wired/pwm_controller/commands"
+        assert int(decoupler.counts["joint_commands"]) >= 1 and decoupler.dropped == 0 and pwm.dropped == 0
+        v, a = np.linalg.solve(T_WAIST, qd_ref), np.linalg.solve(T_WAIST, qdd_ref)
+        expected = []
+        for k, chain in enumerate(pwm.chains):
+            fc, fv = chain.friction_values[:2]
+            needed = (T_WAIST.T @ tau)[k] + fc * np.sign(v[k]) + fv * v[k] + chain.reflected_inertia * a[k]
+            expected.append((needed - chain.motor.tau_0 + chain.motor.back_emf * v[k]) / chain.motor.k_pwm)
+        assert_allclose(duties[-1].data, expected, rtol=1e-6)
+    finally:
+        executor.shutdown()
+        for node in (decoupler, pwm, probe):
+            node.destroy_node()
+        rclpy.shutdown(context=context)

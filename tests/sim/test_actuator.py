@@ -1,4 +1,4 @@
-"""Actuator simulator and seed 000's procedures on it: truth recovered at 100 Hz with sensor noise.
+"""Actuator simulator and the procedures of Guedelha et al. 2021 on it: truth recovered at 100 Hz with sensor noise.
 
 Experiments are shortened (10 s phase 1, 6 s phase 2) to keep the file fast; `motor-ident reproduce
 guedelha` runs the longer ones.
@@ -109,7 +109,7 @@ def test_leg_truth_recovered(leg: tuple[ActuatorPlant, list[ChainResult]]) -> No
 
 def test_stribeck_beats_coulomb_viscous_near_rest(leg: tuple[ActuatorPlant, list[ChainResult]]) -> None:
     """Below 3 deg/s the Stribeck residual is under half the Coulomb + viscous one; on the knee the
-    Coulomb + viscous K_c sits above the Stribeck K_c, as in seed 000 Fig. 10."""
+    Coulomb + viscous K_c sits above the Stribeck K_c, as in Guedelha et al. Fig. 10."""
     plant, results = leg
     for result in results:
         rmse = result.low_velocity_rmse
@@ -128,7 +128,7 @@ def test_torso_motor_wise_truth_recovered(torso: dict[str, object]) -> None:
 
 def test_coupling_error_spoils_joint_wise_not_motor_wise(torso: dict[str, object]) -> None:
     """With every coupling ratio 5 % off, joint-wise K_pwm* errs by > 3 %; motor-wise, whose column is
-    measured from the motion of the one moving motor, stays within 2 % (seed 000 sec. 3.4.2)."""
+    measured from the motion of the one moving motor, stays within 2 % (Guedelha et al. sec. 3.4.2)."""
     group, plant, shape = torso["group"], torso["plant"], torso["shape"]
     wrong = perturbed_coupling(group, ratio_error=0.05)
     assert_allclose(np.abs(wrong[:2, 1:]), 0.55 * 1.05)
