@@ -94,13 +94,17 @@ def make_executor(kind: ExecutorKind, context: Any = None) -> Any:
 def run_node(node_class: type[Node], args: list[str] | None = None) -> None:
     """``main()`` body of a node: init, spin until SIGINT / SIGTERM, clean shutdown, exit code 0.
 
-    rclpy's signal handlers (installed by ``rclpy.init``) shut the context down on SIGINT and
-    SIGTERM; the loop then ends and the node releases its DDS participant. The loop calls
-    ``spin_once``: with the PyPI rclpy wheels ``EventsExecutor.spin()`` runs no callbacks and
-    ignores signals. Further signals during the teardown (``ros2 launch`` forwards the terminal's
-    SIGINT a second time) are ignored so that the teardown completes. A configuration error stops
-    the node at start with one log line naming the parameter and exit code 2. BLAS runs on one
-    thread (`limit_blas_threads`).
+    Shutdown: SIGINT and SIGTERM only record the request (a Python handler; rclpy's own handlers
+    are not installed); the loop sees it within one ``spin_once`` timeout (0.1 s) and tears down
+    in order: executor, node (its DDS entities), context. rclpy's handlers would shut the context
+    down under a running callback ("publisher's context is invalid" logged as FATAL) and raise
+    KeyboardInterrupt inside rclpy's C++ argument conversion (exit status 1). Further signals
+    during the teardown (``ros2 launch`` forwards the terminal's SIGINT a second time) change
+    nothing. A configuration error stops the node at start with one log line naming the
+    parameter and exit code 2. BLAS runs on one thread (`limit_blas_threads`).
+
+    The loop calls ``spin_once``: with the PyPI rclpy wheels ``EventsExecutor.spin()`` runs no
+    callbacks and ignores signals.
 
     Executor (`NODE_EXECUTOR`): rclpy's EventsExecutor, measured against the SingleThreadedExecutor
     on the 1 kHz path in the process layout of a robot: the feedforward node in one process, a
@@ -115,10 +119,17 @@ def run_node(node_class: type[Node], args: list[str] | None = None) -> None:
     import signal
 
     import rclpy
-    from rclpy.executors import ExternalShutdownException
+    from rclpy.signals import SignalHandlerOptions
 
+    stop_requested: list[int] = []
+
+    def request_stop(signum: int, _frame: object) -> None:
+        stop_requested.append(signum)
+
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
     limit_blas_threads()
-    rclpy.init(args=args)
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     executor = None
     try:
@@ -126,18 +137,11 @@ def run_node(node_class: type[Node], args: list[str] | None = None) -> None:
         limit_blas_threads()  # pools of libraries the node loaded while starting (cvxpy's solvers)
         executor = make_executor(NODE_EXECUTOR)
         executor.add_node(node)
-        while rclpy.ok():
+        while rclpy.ok() and not stop_requested:
             executor.spin_once(timeout_sec=0.1)
     except ConfigError as exc:
         rclpy.logging.get_logger(node_class.__name__).fatal(f"refusing to start: {exc}")
         raise SystemExit(2) from None
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except Exception:
-        # A signal that lands inside a callback shuts the context down under it: its publish
-        # raises "context is invalid". That is the shutdown asked for, not a failure.
-        if rclpy.ok():
-            raise
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
