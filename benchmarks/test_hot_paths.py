@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from motor_ident.core.identification import structural_base_parameters
-from motor_ident.core.model import random_states
-from motor_ident.core.online import SlidingWindowLS
+from motor_ident.core.estimation.identification import structural_base_parameters
+from motor_ident.core.estimation.online import SlidingWindowLS
+from motor_ident.core.rigid_body.model import random_states
 from motor_ident.io.robot_config import load_robot_config
 
 

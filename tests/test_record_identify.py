@@ -65,7 +65,7 @@ def test_identify_from_bag_recovers_the_simulated_arm(identified: dict[str, Path
     from motor_ident.io.bags import read_bag
     from motor_ident.io.params import load_parameters
     from motor_ident.io.robot_config import load_robot_config
-    from motor_ident.sim.closed_loop import build_closed_loop
+    from motor_ident.scenario.closed_loop import build_closed_loop
 
     fit = json.loads(identified["json"].read_text())
     assert min(fit["heldout_r2_per_joint"]) >= 0.95, fit["heldout_r2_per_joint"]

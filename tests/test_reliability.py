@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from motor_ident.core.feedforward import FeedforwardConfig, saturate
-from motor_ident.core.identification import structural_base_parameters
-from motor_ident.core.motor import MotorParameters, duty_for_torque
-from motor_ident.core.online import IdentifierConfig, OnlineIdentifier
+from motor_ident.core.actuators.motor import MotorParameters, duty_for_torque
+from motor_ident.core.control.computed_torque import FeedforwardConfig, saturate
+from motor_ident.core.estimation.identification import structural_base_parameters
+from motor_ident.core.estimation.online import IdentifierConfig, OnlineIdentifier
 from motor_ident.io.robot_config import load_robot_config
 
 finite = st.floats(-1e9, 1e9, allow_nan=False)
@@ -77,7 +77,7 @@ def test_robot_at_rest_keeps_the_nominal_model(valkyrie_identifier) -> None:
 
 def test_one_joint_still_keeps_the_nominal_model(valkyrie_identifier) -> None:
     """One joint never moves: its friction and inertia columns are unexcited, so the gate stays closed."""
-    from motor_ident.core.excitation import random_fourier_trajectory
+    from motor_ident.core.excitation.fourier import random_fourier_trajectory
 
     config, regressor, base = valkyrie_identifier
     theta = config.nominal_parameters(regressor)
@@ -97,7 +97,7 @@ def test_one_joint_still_keeps_the_nominal_model(valkyrie_identifier) -> None:
 @pytest.mark.slow
 def test_payload_change_falls_back_then_reidentifies() -> None:
     """A 4 kg payload mid-run: R^2 drops, the gate closes within 1.5 s, reopens within window + 2 s."""
-    from motor_ident.sim.closed_loop import build_closed_loop, run_closed_loop
+    from motor_ident.scenario.closed_loop import build_closed_loop, run_closed_loop
 
     loop = build_closed_loop("valkyrie_arm")
     window_s = loop.identifier.config.window * loop.identifier.config.decimation * loop.sim.dt

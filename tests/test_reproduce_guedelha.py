@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from motor_ident.cli import main
-from motor_ident.reproduce import guedelha
+from motor_ident.papers.guedelha import reproduce as guedelha
 
 
 def test_reproduce_guedelha(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from motor_ident.core.excitation import FourierTrajectory
-from motor_ident.reproduce.szabo import (
+from motor_ident.core.excitation.fourier import FourierTrajectory
+from motor_ident.papers.szabo.reproduce import (
     PAPER_TABLE2,
     MonteCarlo,
     SzaboSettings,

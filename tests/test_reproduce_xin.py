@@ -15,7 +15,7 @@ def test_reproduce_xin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
     Only the nominal load here: the +-50 % loads are checked by tests/core/test_vrec.py.
     """
-    import motor_ident.reproduce.xin as xin
+    import motor_ident.papers.xin.reproduce as xin
 
     monkeypatch.setattr(xin, "LOAD_SCALES", (1.0,))
     out = tmp_path / "xin.json"

@@ -9,7 +9,7 @@ from motor_ident.commands.common import write_json
 
 def cmd_base_params(args: argparse.Namespace) -> int:
     """List base parameters and identifiability classes of a robot config."""
-    from motor_ident.core.identification import structural_base_parameters
+    from motor_ident.core.estimation.identification import structural_base_parameters
     from motor_ident.io.robot_config import load_robot_config
 
     config = load_robot_config(args.robot)

@@ -38,9 +38,9 @@ def _rss_mb() -> float:
 
 
 def _robots() -> list[tuple[str, Any]]:
-    from motor_ident.core.friction import FrictionShape
-    from motor_ident.core.model import load_robot_model
-    from motor_ident.core.regressor import Regressor
+    from motor_ident.core.actuators.friction import FrictionShape
+    from motor_ident.core.rigid_body.model import load_robot_model
+    from motor_ident.core.rigid_body.regressor import Regressor
     from motor_ident.io.robot_config import load_robot_config
     from motor_ident.io.urdf_paths import example_robot_urdf
 
@@ -79,8 +79,8 @@ def bench_regressor(samples: int = 3000) -> list[dict[str, Any]]:
     """Per-sample cost of the full regressor vs pinocchio's regressor and RNEA."""
     import pinocchio as pin
 
-    from motor_ident.core.model import random_states
-    from motor_ident.core.regressor import robot_batch_to_pin
+    from motor_ident.core.rigid_body.model import random_states
+    from motor_ident.core.rigid_body.regressor import robot_batch_to_pin
 
     rows = []
     for name, regressor in _robots():
@@ -110,10 +110,10 @@ def bench_regressor(samples: int = 3000) -> list[dict[str, Any]]:
 
 def bench_refit(windows: tuple[int, ...] = (500, 2000, 10000), updates: int = 300) -> list[dict[str, Any]]:
     """Refit rate on a 7-DoF arm with Stribeck friction: full re-solve vs incremental window."""
-    from motor_ident.core.estimation import RegressionStatistics
-    from motor_ident.core.identification import structural_base_parameters
-    from motor_ident.core.model import random_states
-    from motor_ident.core.online import SlidingWindowLS
+    from motor_ident.core.estimation.identification import structural_base_parameters
+    from motor_ident.core.estimation.least_squares import RegressionStatistics
+    from motor_ident.core.estimation.online import SlidingWindowLS
+    from motor_ident.core.rigid_body.model import random_states
 
     regressor = _robots()[2][1]
     base = structural_base_parameters(regressor)
@@ -149,9 +149,9 @@ def bench_consistency(repeats: int = 30) -> dict[str, Any]:
     so the O(b) test fails and the SDP decides (what the demo's identifier does at every refit);
     ``fast_us``: the true parameters, which pass the O(b) eigenvalue test.
     """
-    from motor_ident.core.consistency import ConsistencyChecker, physical_constraints
-    from motor_ident.core.identification import structural_base_parameters
-    from motor_ident.core.online import IdentifierConfig, OnlineIdentifier
+    from motor_ident.core.estimation.consistency import ConsistencyChecker, physical_constraints
+    from motor_ident.core.estimation.identification import structural_base_parameters
+    from motor_ident.core.estimation.online import IdentifierConfig, OnlineIdentifier
     from motor_ident.io.robot_config import load_robot_config
     from motor_ident.sim.synthetic import excitation_record
 
@@ -179,7 +179,7 @@ def bench_consistency(repeats: int = 30) -> dict[str, Any]:
 
 def bench_batch(seconds: float = 600.0, rate_hz: float = 1000.0) -> dict[str, Any]:
     """Offline identification throughput on a synthetic valkyrie_arm record."""
-    from motor_ident.core.identification import identify, structural_base_parameters
+    from motor_ident.core.estimation.identification import identify, structural_base_parameters
     from motor_ident.io.robot_config import load_robot_config
     from motor_ident.sim.synthetic import excitation_record
 
@@ -203,7 +203,7 @@ def bench_batch(seconds: float = 600.0, rate_hz: float = 1000.0) -> dict[str, An
 
 def bench_memory(seconds: float) -> dict[str, Any]:
     """RSS before and after a closed-loop run of the valkyrie_arm scenario (no DDS)."""
-    from motor_ident.sim.closed_loop import build_closed_loop, run_closed_loop
+    from motor_ident.scenario.closed_loop import build_closed_loop, run_closed_loop
 
     loop = build_closed_loop("valkyrie_arm")
     run_closed_loop(loop, 2.0)  # warm up caches and allocators

@@ -53,7 +53,7 @@ def _motor_name(motors: tuple[str, ...], motor: str) -> str:
 
 def _to_joint_record(record: Any, transmission: Any) -> Any:
     """An `ActuatorRecord` of one group as a `JointRecord` (joints, then motors; see the module docstring)."""
-    from motor_ident.core.transmission import build_transmission
+    from motor_ident.core.actuators.transmission import build_transmission
     from motor_ident.io.data import JointRecord
 
     group = transmission.group_of(record.motors[0])
@@ -71,7 +71,7 @@ def _to_joint_record(record: Any, transmission: Any) -> Any:
 
 def _chain_signals(data: Any, group: Any, motor: str, nominal: bool) -> dict[str, Any]:
     """Chain velocity, acceleration, torque and PWM of ``motor`` from a `JointRecord` of its group."""
-    from motor_ident.core.actuator_ident import chain_torque, coupling_column
+    from motor_ident.core.actuators.actuator_ident import chain_torque, coupling_column
 
     data = data.select(group.joints + (MOTOR_PREFIX + motor,)).with_derivatives()
     n = group.n
@@ -100,7 +100,7 @@ def _fit_json(fit: Any) -> dict[str, Any]:
 
 def _friction_from_json(path: str, shape: Any) -> Any:
     """The Stribeck fit saved by ``experiment friction --json``."""
-    from motor_ident.core.actuator_ident import FrictionFit
+    from motor_ident.core.actuators.actuator_ident import FrictionFit
     from motor_ident.errors import ConfigError
 
     try:
@@ -116,11 +116,11 @@ def _friction_from_json(path: str, shape: Any) -> Any:
 
 def cmd_experiment(args: argparse.Namespace) -> int:
     """Run one phase on one motor (simulated, or from ``--data``), print and save the identified values."""
-    from motor_ident.core.actuator_ident import identify_motor_gain
+    from motor_ident.core.actuators.actuator_ident import identify_motor_gain
     from motor_ident.io.data import load_record, save_record
     from motor_ident.io.robot_config import load_robot_config
+    from motor_ident.papers.guedelha.experiments import ProtocolConfig, fit_friction_phase, run_motor_experiment
     from motor_ident.sim.actuator import ActuatorSimConfig, plant_from_config
-    from motor_ident.sim.actuator_experiments import ProtocolConfig, fit_friction_phase, run_motor_experiment
 
     config = load_robot_config(args.scenario)
     transmission = config.build_transmission()

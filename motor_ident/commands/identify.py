@@ -46,7 +46,7 @@ def online_replay(
         ConfigError: the scenario's robot has other joints than the record.
     """
     from motor_ident.errors import ConfigError
-    from motor_ident.sim.closed_loop import build_closed_loop
+    from motor_ident.scenario.closed_loop import build_closed_loop
 
     core = build_closed_loop(scenario).identifier
     if tuple(core.regressor.robot.joint_names) != tuple(joints):
@@ -95,7 +95,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from motor_ident.core.identification import identify
+    from motor_ident.core.estimation.identification import identify
     from motor_ident.io.bags import BagTopics, read_bag
     from motor_ident.io.data import load_record
     from motor_ident.io.params import ParameterSet, save_parameters

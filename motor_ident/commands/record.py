@@ -1,6 +1,6 @@
 """``motor-ident record``: run a scenario's simulated robot under excitation and write a rosbag2.
 
-The scenario runs in the ROS-free closed loop (`motor_ident.sim.closed_loop`: the same plant,
+The scenario runs in the ROS-free closed loop (`motor_ident.scenario.closed_loop`: the same plant,
 online identifier and feedforward objects the nodes wrap, configured from the same parameter
 file), so a recording is deterministic and needs no DDS. The bag holds what the robot and the
 identifier would publish:
@@ -55,7 +55,7 @@ def record_scenario(
     """
     from motor_ident.errors import ConfigError
     from motor_ident.io.bags import BagWriter
-    from motor_ident.sim.closed_loop import build_closed_loop
+    from motor_ident.scenario.closed_loop import build_closed_loop
 
     if not duration > 0.0:
         raise ConfigError(f"--duration = {duration!r}: expected > 0 seconds")

@@ -15,7 +15,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     from motor_ident.errors import ConfigError
     from motor_ident.io.data import atomic_write
-    from motor_ident.reproduce import ReproduceOptions, reproduction
+    from motor_ident.papers.reproduction import ReproduceOptions, reproduction
 
     run = reproduction(args.paper)
     with Progress(
@@ -59,7 +59,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``reproduce`` to the command line."""
-    from motor_ident.reproduce import REPRODUCTIONS
+    from motor_ident.papers.reproduction import REPRODUCTIONS
 
     p = sub.add_parser("reproduce", help="a paper's result side by side with ours")
     p.add_argument("paper", choices=sorted(REPRODUCTIONS), help="which paper")

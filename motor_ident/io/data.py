@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from motor_ident.core.signals import savgol_derivatives
+from motor_ident.core.estimation.signals import savgol_derivatives
 from motor_ident.errors import DataError
 
 FloatArray = NDArray[np.float64]

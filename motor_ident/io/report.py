@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from motor_ident.core.base_params import COMBINATION, IDENTIFIABLE
-from motor_ident.core.identification import Identification
-from motor_ident.core.regressor import Regressor
+from motor_ident.core.estimation.identification import Identification
+from motor_ident.core.rigid_body.base_params import COMBINATION, IDENTIFIABLE
+from motor_ident.core.rigid_body.regressor import Regressor
 from motor_ident.io.data import atomic_write
 
 FloatArray = NDArray[np.float64]

@@ -27,7 +27,7 @@ Schema (see ``config/valkyrie_arm.yaml`` for a commented example)::
                  motor: {k_pwm: 40.0}}
 
 A coupled joint's reflected rotor inertia is the full matrix T^-T diag(rho^2 I) T^-1 (see
-`motor_ident.core.transmission`), so ``rotor_inertia`` belongs to the group's motors and a
+`motor_ident.core.actuators.transmission`), so ``rotor_inertia`` belongs to the group's motors and a
 coupled joint may not set its own (pinocchio's armature is per joint). Friction and motor values
 under ``motor_parameters`` are those of each motor's chain, expressed at its gearbox output.
 
@@ -47,11 +47,11 @@ import numpy as np
 import yaml
 from numpy.typing import NDArray
 
-from motor_ident.core.friction import FrictionShape
-from motor_ident.core.model import RobotModel, load_robot_model
-from motor_ident.core.motor import MotorParameters
-from motor_ident.core.regressor import Regressor
-from motor_ident.core.transmission import Transmission, TransmissionGroup, build_transmission
+from motor_ident.core.actuators.friction import FrictionShape
+from motor_ident.core.actuators.motor import MotorParameters
+from motor_ident.core.actuators.transmission import Transmission, TransmissionGroup, build_transmission
+from motor_ident.core.rigid_body.model import RobotModel, load_robot_model
+from motor_ident.core.rigid_body.regressor import Regressor
 from motor_ident.errors import ConfigError
 
 FloatArray = NDArray[np.float64]

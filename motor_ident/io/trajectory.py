@@ -11,7 +11,7 @@ Layout (units in the header comment of every file written)::
     metadata: {robot: ..., criterion: ..., criterion_value: ..., condition_number: ...}
 
 q_i(t) = q0_i + sum_l a_il / (w_f l) sin(w_f l t) - b_il / (w_f l) cos(w_f l t), w_f = 2 pi f_f
-(`motor_ident.core.excitation.FourierTrajectory`). The excitation node reads these files.
+(`motor_ident.core.excitation.fourier.FourierTrajectory`). The excitation node reads these files.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from motor_ident.core.excitation import FourierTrajectory
+from motor_ident.core.excitation.fourier import FourierTrajectory
 from motor_ident.errors import ConfigError
 from motor_ident.io.data import atomic_write
 

@@ -1,7 +1,7 @@
 """``decoupler``: joint space <-> motor space through the robot's transmission (Guedelha et al. 2021, eq. 11-12).
 
 For every configured coupling group (and one motor per uncoupled joint), with T the coupling of
-`motor_ident.core.transmission`:
+`motor_ident.core.actuators.transmission`:
 
 - ``joint_states`` (joint names) -> ``~/motor_states`` (motor names): position ``T^-1 q``,
   velocity ``T^-1 qd``, effort ``T' tau`` (the torque each motor chain delivers);
@@ -47,7 +47,7 @@ ArrayMap = Callable[[np.ndarray], np.ndarray]
 
 
 class DecouplerNode(Node):
-    """Adapter between `motor_ident.core.transmission.Transmission` and ROS."""
+    """Adapter between `motor_ident.core.actuators.transmission.Transmission` and ROS."""
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("decoupler", **kwargs)  # type: ignore[arg-type]

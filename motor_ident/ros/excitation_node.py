@@ -19,7 +19,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from motor_ident.core.excitation import ramp_in, random_fourier_trajectory
+from motor_ident.core.excitation.fourier import ramp_in, random_fourier_trajectory
 from motor_ident.errors import ConfigError, MotorIdentError
 from motor_ident.io.trajectory import load_trajectory
 from motor_ident.ros.common import STATE_QOS, declare, robot_from_parameters, run_node

@@ -32,8 +32,14 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from motor_ident.core.feedforward import ComputedTorque, FeedforwardConfig, ModelBlend, ReferenceBuffer, saturate
-from motor_ident.core.identification import structural_base_parameters
+from motor_ident.core.control.computed_torque import (
+    ComputedTorque,
+    FeedforwardConfig,
+    ModelBlend,
+    ReferenceBuffer,
+    saturate,
+)
+from motor_ident.core.estimation.identification import structural_base_parameters
 from motor_ident.errors import ConfigError
 from motor_ident.ros.common import COMMAND_QOS, LATCHED_QOS, STATE_QOS, declare, robot_from_parameters, run_node
 from motor_ident.ros.conversions import (

@@ -1,6 +1,6 @@
 """``identifier``: sliding-buffer online identification with an R^2 gate (seed 001, section VI).
 
-Subscribes ``joint_states``; feeds `motor_ident.core.online.OnlineIdentifier` (the same
+Subscribes ``joint_states``; feeds `motor_ident.core.estimation.online.OnlineIdentifier` (the same
 regressor, base parameters and least squares as ``motor-ident identify``). Publishes:
 
 - ``~/parameters``: the current window estimate of the base parameters (Float64MultiArray; the
@@ -37,8 +37,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 
-from motor_ident.core.identification import structural_base_parameters
-from motor_ident.core.online import GateConfig, IdentifierConfig, OnlineIdentifier
+from motor_ident.core.estimation.identification import structural_base_parameters
+from motor_ident.core.estimation.online import GateConfig, IdentifierConfig, OnlineIdentifier
 from motor_ident.errors import ConfigError
 from motor_ident.io.params import ParameterSet, load_parameters, save_parameters
 from motor_ident.ros.common import IDENTIFIER_STATE_QOS, LATCHED_QOS, declare, robot_from_parameters, run_node

@@ -2,7 +2,7 @@
 
 Each desired torque vector on ``command_topic`` (Float64MultiArray) becomes one duty vector in the
 transmission's motor order (read-only parameter ``motor_names``), by
-`motor_ident.core.feedforward_pwm.pwm_feedforward` (Guedelha et al. 2021):
+`motor_ident.core.control.pwm.pwm_feedforward` (Guedelha et al. 2021):
 
     duty = (tau_motor + friction(qd_motor) + D qdd_motor - tau_0 + back_emf qd_motor) / K_pwm*,
            saturated to +-duty_limit
@@ -49,8 +49,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from motor_ident.core.feedforward_pwm import ChainModel, PwmFeedforwardConfig, pwm_feedforward
-from motor_ident.core.transmission import build_transmission
+from motor_ident.core.actuators.transmission import build_transmission
+from motor_ident.core.control.pwm import ChainModel, PwmFeedforwardConfig, pwm_feedforward
 from motor_ident.errors import ConfigError
 from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, robot_from_parameters, run_node
 from motor_ident.ros.conversions import (

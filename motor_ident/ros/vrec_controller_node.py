@@ -1,7 +1,7 @@
 """``vrec_controller``: per-joint PI velocity loop with ripple elimination (VREC, seed 003) on dual encoders.
 
-Thin over `motor_ident.core.vrec.VrecController` and `motor_ident.core.dual_encoder`. Every joint is
-a two-inertia drive (link-side referred parameters, see `motor_ident.core.two_inertia`); the node
+Thin over `motor_ident.core.control.vrec.VrecController` and `motor_ident.core.elastic.dual_encoder`. Every joint is
+a two-inertia drive (link-side referred parameters, see `motor_ident.core.elastic.two_inertia`); the node
 
 - subscribes ``motor_states`` (motor encoders, names = ``motor_names``; link-side referred unless
   ``motor_states_at_rotor``, then divided by ``gear_ratio``) and ``joint_states`` (link encoders),
@@ -29,8 +29,8 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from motor_ident.core.two_inertia import TwoInertiaParameters, xin_bench_parameters
-from motor_ident.core.vrec import XIN_MOTOR_KI, XIN_MOTOR_KP, VrecConfig, VrecController, design_gain
+from motor_ident.core.control.vrec import XIN_MOTOR_KI, XIN_MOTOR_KP, VrecConfig, VrecController, design_gain
+from motor_ident.core.elastic.two_inertia import TwoInertiaParameters, xin_bench_parameters
 from motor_ident.errors import ConfigError, MotorIdentError
 from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, run_node
 from motor_ident.ros.conversions import (

@@ -2,7 +2,7 @@
 
 State: the gearbox-output positions and velocities of the ``m`` motors (``q_motor``, ``qd_motor``);
 the joints follow rigidly, ``q_joint = T q_motor``. Per motor chain ``k`` (Guedelha et al. eq. 13-18,
-friction with the sign of the velocity as in `motor_ident.core.friction`):
+friction with the sign of the velocity as in `motor_ident.core.actuators.friction`):
 
     D_k qdd_k = tau_pwm_k - tau_friction_k(qd_k) - tau_chain_k,     tau_chain = T' tau_joint
     tau_pwm_k = motor_torque(PWM_k, qd_k) = K_pwm* PWM_k + tau_0 - back_emf qd_k
@@ -43,11 +43,11 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from motor_ident.core.feedforward_pwm import ChainModel
-from motor_ident.core.friction import FrictionShape, friction_regressor, friction_torque
-from motor_ident.core.model import RobotModel
-from motor_ident.core.motor import motor_torque
-from motor_ident.core.transmission import Transmission
+from motor_ident.core.actuators.friction import FrictionShape, friction_regressor, friction_torque
+from motor_ident.core.actuators.motor import motor_torque
+from motor_ident.core.actuators.transmission import Transmission
+from motor_ident.core.control.pwm import ChainModel
+from motor_ident.core.rigid_body.model import RobotModel
 from motor_ident.errors import ConfigError
 
 if TYPE_CHECKING:

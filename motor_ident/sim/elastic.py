@@ -28,8 +28,8 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
-from motor_ident.core.model import RobotModel, forward_dynamics
-from motor_ident.core.two_inertia import XIN_GEAR_RATIO, XIN_RATE_HZ, TwoInertiaParameters
+from motor_ident.core.elastic.two_inertia import XIN_GEAR_RATIO, XIN_RATE_HZ, TwoInertiaParameters
+from motor_ident.core.rigid_body.model import RobotModel, forward_dynamics
 from motor_ident.errors import ConfigError
 
 FloatArray = NDArray[np.float64]
@@ -292,7 +292,7 @@ class ElasticArm:
     def settle(self) -> None:
         """Wind the springs up to hold the current pose against gravity (motor at rest)."""
         zeros = np.zeros(self.n)
-        from motor_ident.core.model import inverse_dynamics
+        from motor_ident.core.rigid_body.model import inverse_dynamics
 
         gravity = inverse_dynamics(self.robot, self._data, self.q, zeros, zeros)
         self.theta_m = self.q + gravity / self.k

@@ -1,8 +1,8 @@
 """Simulated 6-axis F/T sensor readings along a motion, and the joint torques iCub estimates from them.
 
-`motor_ident.core.ft_sensor.sensor_wrench` on the true model gives the noise-free reading; the
+`motor_ident.core.rigid_body.ft_sensor.sensor_wrench` on the true model gives the noise-free reading; the
 sensor adds white noise per axis (force and moment). The estimate is
-`motor_ident.core.ft_sensor.joint_torques_from_wrench` on the (possibly different) estimation
+`motor_ident.core.rigid_body.ft_sensor.joint_torques_from_wrench` on the (possibly different) estimation
 model, so both the sensor noise and a wrong link model show in the joint torques, as on the robot.
 """
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from motor_ident.core.ft_sensor import ForceTorqueSensor, joint_torques_from_wrench, sensor_wrench
-from motor_ident.core.model import RobotModel
+from motor_ident.core.rigid_body.ft_sensor import ForceTorqueSensor, joint_torques_from_wrench, sensor_wrench
+from motor_ident.core.rigid_body.model import RobotModel
 from motor_ident.errors import ConfigError
 
 FloatArray = NDArray[np.float64]

@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from motor_ident.core.model import forward_dynamics, inverse_dynamics
-from motor_ident.core.regressor import Regressor
-from motor_ident.core.transmission import Transmission, build_transmission
+from motor_ident.core.actuators.transmission import Transmission, build_transmission
+from motor_ident.core.rigid_body.model import forward_dynamics, inverse_dynamics
+from motor_ident.core.rigid_body.regressor import Regressor
 from motor_ident.errors import ConfigError
 from motor_ident.sim.actuator import ChainSolver, MotorChain, joint_inertia, motor_chains
 

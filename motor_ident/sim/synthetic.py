@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from motor_ident.core.excitation import FourierTrajectory, random_fourier_trajectory
-from motor_ident.core.regressor import Regressor
+from motor_ident.core.excitation.fourier import FourierTrajectory, random_fourier_trajectory
+from motor_ident.core.rigid_body.regressor import Regressor
 from motor_ident.io.data import JointRecord
 
 

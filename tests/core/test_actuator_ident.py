@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from motor_ident.core.actuator_ident import (
+from motor_ident.core.actuators.actuator_ident import (
     chain_torque,
     coupling_column,
     friction_target,
@@ -14,7 +14,7 @@ from motor_ident.core.actuator_ident import (
     identify_motor_gain,
     stribeck_shape,
 )
-from motor_ident.core.friction import friction_torque
+from motor_ident.core.actuators.friction import friction_torque
 from motor_ident.errors import EstimationError
 
 SHAPE = stribeck_shape(0.0174533)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.testing import assert_allclose
 
-from motor_ident.core.base_params import COMBINATION, IDENTIFIABLE, UNIDENTIFIABLE
-from motor_ident.core.identification import structural_base_parameters
-from motor_ident.core.model import random_states
+from motor_ident.core.estimation.identification import structural_base_parameters
+from motor_ident.core.rigid_body.base_params import COMBINATION, IDENTIFIABLE, UNIDENTIFIABLE
+from motor_ident.core.rigid_body.model import random_states
 from motor_ident.io.robot_config import load_robot_config
 
 

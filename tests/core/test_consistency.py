@@ -6,7 +6,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.testing import assert_allclose
 
-from motor_ident.core.consistency import (
+from motor_ident.core.estimation.consistency import (
     ConsistencyChecker,
     consistent_least_squares,
     inertial_from_pseudo_inertia,
@@ -16,8 +16,8 @@ from motor_ident.core.consistency import (
     pseudo_inertia,
     violations,
 )
-from motor_ident.core.estimation import RegressionStatistics, ols
-from motor_ident.core.identification import structural_base_parameters
+from motor_ident.core.estimation.identification import structural_base_parameters
+from motor_ident.core.estimation.least_squares import RegressionStatistics, ols
 from motor_ident.io.robot_config import load_robot_config
 from motor_ident.sim.synthetic import excitation_record
 
@@ -126,7 +126,7 @@ def test_identify_consistent_methods_stay_valid_where_wls_does_not(arm: dict) ->
     """`identify` (what ``motor-ident identify --method`` runs) on the poor record: WLS returns
     impossible bodies, both consistent methods return valid ones that predict held-out torque
     at least 20x better."""
-    from motor_ident.core.identification import identify
+    from motor_ident.core.estimation.identification import identify
 
     regressor = arm["regressor"]
     record, _ = excitation_record(

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from motor_ident.core.dual_encoder import (
+from motor_ident.core.elastic.dual_encoder import (
     RigidVelocitySolver,
     deformation,
     rigid_body_velocity,
     rigid_velocity_weights,
 )
-from motor_ident.core.two_inertia import xin_bench_parameters
+from motor_ident.core.elastic.two_inertia import xin_bench_parameters
 from motor_ident.errors import DataError
 from motor_ident.sim.elastic import ElasticJointBench, EncoderConfig
 

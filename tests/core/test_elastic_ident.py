@@ -7,7 +7,9 @@ import pinocchio as pin
 import pytest
 from gmr import GMM
 
-from motor_ident.core.elastic_ident import (
+from motor_ident.core.actuators.friction import FrictionKind, FrictionShape, friction_regressor
+from motor_ident.core.control.computed_torque import ComputedTorque, FeedforwardConfig
+from motor_ident.core.elastic.elastic_ident import (
     GaussianMixtureRegression,
     ResidualConfig,
     ResidualFeedforward,
@@ -17,10 +19,8 @@ from motor_ident.core.elastic_ident import (
     fit_directional_friction,
     residual_features,
 )
-from motor_ident.core.feedforward import ComputedTorque, FeedforwardConfig
-from motor_ident.core.friction import FrictionKind, FrictionShape, friction_regressor
-from motor_ident.core.identification import structural_base_parameters
-from motor_ident.core.model import inverse_dynamics, random_states
+from motor_ident.core.estimation.identification import structural_base_parameters
+from motor_ident.core.rigid_body.model import inverse_dynamics, random_states
 from motor_ident.errors import ConfigError, DataError
 from motor_ident.io.robot_config import load_robot_config
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from motor_ident.core.estimation import fit_metrics, ols, pulled_to_nominal, wls
-from motor_ident.core.identification import identify, structural_base_parameters
+from motor_ident.core.estimation.identification import identify, structural_base_parameters
+from motor_ident.core.estimation.least_squares import fit_metrics, ols, pulled_to_nominal, wls
 from motor_ident.errors import DataError, EstimationError
 from motor_ident.io.robot_config import load_robot_config
 from motor_ident.sim.synthetic import excitation_record

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from motor_ident.core.excitation import FourierTrajectory
-from motor_ident.core.excitation_design import (
+from motor_ident.core.estimation.identification import structural_base_parameters
+from motor_ident.core.excitation.design import (
     Criterion,
     ExcitationConfig,
     ExcitationProblem,
@@ -21,7 +21,7 @@ from motor_ident.core.excitation_design import (
     frobenius_condition,
     limits_from_robot,
 )
-from motor_ident.core.identification import structural_base_parameters
+from motor_ident.core.excitation.fourier import FourierTrajectory
 from motor_ident.errors import ConfigError
 from motor_ident.io.robot_config import load_robot_config
 from motor_ident.io.trajectory import NamedTrajectory, load_trajectory, save_trajectory

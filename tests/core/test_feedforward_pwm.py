@@ -8,11 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from motor_ident.core.actuator_ident import stribeck_shape
-from motor_ident.core.feedforward_pwm import ChainModel, PwmFeedforwardConfig, pwm_feedforward
-from motor_ident.core.friction import friction_torque
-from motor_ident.core.motor import MotorParameters
-from motor_ident.core.transmission import TransmissionGroup
+from motor_ident.core.actuators.actuator_ident import stribeck_shape
+from motor_ident.core.actuators.friction import friction_torque
+from motor_ident.core.actuators.motor import MotorParameters
+from motor_ident.core.actuators.transmission import TransmissionGroup
+from motor_ident.core.control.pwm import ChainModel, PwmFeedforwardConfig, pwm_feedforward
 from motor_ident.errors import ConfigError
 
 SHAPE = stribeck_shape(0.0174533)

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from motor_ident.core.friction import (
+from motor_ident.core.actuators.friction import (
     FrictionShape,
     fit_direction_threshold,
     fit_friction,

@@ -7,8 +7,8 @@ import pinocchio as pin
 import pytest
 from numpy.testing import assert_allclose
 
-from motor_ident.core.ft_sensor import ForceTorqueSensor, joint_torques_from_wrench, sensor_wrench
-from motor_ident.core.model import inverse_dynamics, random_states
+from motor_ident.core.rigid_body.ft_sensor import ForceTorqueSensor, joint_torques_from_wrench, sensor_wrench
+from motor_ident.core.rigid_body.model import inverse_dynamics, random_states
 from motor_ident.errors import ConfigError
 from motor_ident.io.robot_config import load_robot_config
 

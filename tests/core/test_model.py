@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from motor_ident.core.model import forward_dynamics, inverse_dynamics, load_robot_model
+from motor_ident.core.rigid_body.model import forward_dynamics, inverse_dynamics, load_robot_model
 from motor_ident.errors import ConfigError, ModelError
 
 PENDULUM = """<robot name="pendulum">

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from motor_ident.core.motor import MotorParameters, duty_for_torque, motor_regressor, motor_torque
+from motor_ident.core.actuators.motor import MotorParameters, duty_for_torque, motor_regressor, motor_torque
 from motor_ident.errors import ConfigError
 
 

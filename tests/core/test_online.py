@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from motor_ident.core.estimation import ols, pulled_to_nominal
-from motor_ident.core.online import (
+from motor_ident.core.estimation.least_squares import ols, pulled_to_nominal
+from motor_ident.core.estimation.online import (
     GateConfig,
     IdentifierConfig,
     ModelGate,
@@ -111,7 +111,7 @@ def test_gate_hysteresis_and_reasons() -> None:
 
 def test_identifier_ignores_nan_and_resets_on_backwards_clock() -> None:
     """Non-finite samples are counted and dropped; time going back empties the buffer."""
-    from motor_ident.core.identification import structural_base_parameters
+    from motor_ident.core.estimation.identification import structural_base_parameters
     from motor_ident.io.robot_config import load_robot_config
 
     config = load_robot_config("szabo_3dof")

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from motor_ident.core.friction import FrictionShape, friction_torque
-from motor_ident.core.model import inverse_dynamics, load_robot_model, random_states
-from motor_ident.core.regressor import Regressor, rigid_body_regressor, unit_parameter_regressor
+from motor_ident.core.actuators.friction import FrictionShape, friction_torque
+from motor_ident.core.rigid_body.model import inverse_dynamics, load_robot_model, random_states
+from motor_ident.core.rigid_body.regressor import Regressor, rigid_body_regressor, unit_parameter_regressor
 from motor_ident.io.robot_config import load_robot_config
 from tests.conftest import example_robot_urdf
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from motor_ident.core.signals import EmaDerivative, butterworth_derivatives, savgol_derivatives
+from motor_ident.core.estimation.signals import EmaDerivative, butterworth_derivatives, savgol_derivatives
 from motor_ident.errors import DataError
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from motor_ident.core.transmission import TransmissionGroup, build_transmission
+from motor_ident.core.actuators.transmission import TransmissionGroup, build_transmission
 from motor_ident.errors import ConfigError
 from motor_ident.io.robot_config import load_robot_config
 

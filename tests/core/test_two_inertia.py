@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from motor_ident.core.two_inertia import (
+from motor_ident.core.elastic.two_inertia import (
     TwoInertiaParameters,
     chirp_torque,
     estimate_frf,

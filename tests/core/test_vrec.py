@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 import scipy.signal
 
-from motor_ident.core.two_inertia import TwoInertiaParameters, xin_bench_parameters
-from motor_ident.core.vrec import (
+from motor_ident.core.control.vrec import (
     XIN_LINK_KI,
     XIN_LINK_KP,
     XIN_MOTOR_KI,
@@ -20,6 +19,7 @@ from motor_ident.core.vrec import (
     design_gain,
     resonant_pair_locus,
 )
+from motor_ident.core.elastic.two_inertia import TwoInertiaParameters, xin_bench_parameters
 from motor_ident.errors import ConfigError
 from motor_ident.sim.elastic import ElasticJointBench, EncoderConfig, run_velocity_loop
 

@@ -25,7 +25,7 @@ def bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _offline(node, record, start: int):
     """The node's own estimator (same core, same settings) fed the bag's joint states from ``start``."""
-    from motor_ident.core.online import OnlineIdentifier
+    from motor_ident.core.estimation.online import OnlineIdentifier
 
     core = OnlineIdentifier(node.regressor, node.base, node.base.to_full(node.core.theta_nominal), node.core.config)
     for k in range(start, record.t.size):
@@ -42,7 +42,7 @@ def test_replayed_bag_gives_the_offline_estimate_and_a_loop_resets_cleanly(bag: 
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Bool, Float64MultiArray
 
-    from motor_ident.core.identification import identify
+    from motor_ident.core.estimation.identification import identify
     from motor_ident.io.bags import read_bag
     from motor_ident.ros.bag_player import BagPlayer
     from motor_ident.ros.common import LATCHED_QOS

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from motor_ident.core.excitation import random_fourier_trajectory
+from motor_ident.core.excitation.fourier import random_fourier_trajectory
 from motor_ident.errors import ConfigError
 from motor_ident.io.trajectory import NamedTrajectory, save_trajectory
 
@@ -86,7 +86,7 @@ def test_a_missing_file_is_refused(tmp_path) -> None:
 
 def test_the_ros_free_closed_loop_plays_the_same_file(tmp_path) -> None:
     """``excitation.trajectory_file`` of a scenario means the same to the runner without DDS."""
-    from motor_ident.sim.closed_loop import build_closed_loop
+    from motor_ident.scenario.closed_loop import build_closed_loop
 
     trajectory = random_fourier_trajectory(np.random.default_rng(1), n=4, harmonics=2, base_frequency=0.3)
     path = tmp_path / "traj.yaml"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from motor_ident.core.feedforward import ModelBlend
+from motor_ident.core.control.computed_torque import ModelBlend
 
 pytestmark = pytest.mark.ros
 

@@ -168,7 +168,7 @@ def ros_context():
 
 def _robot_states(config, seconds: float, start: float = 0.001):
     """Stamps (k,) and true-robot q, qd, tau (k, n) along a Fourier motion at 1 kHz."""
-    from motor_ident.core.excitation import random_fourier_trajectory
+    from motor_ident.core.excitation.fourier import random_fourier_trajectory
 
     regressor = config.build_regressor()
     traj = random_fourier_trajectory(

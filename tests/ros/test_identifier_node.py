@@ -33,7 +33,7 @@ def _node(context, **params):
 
 def _feed(node, seconds: float = 6.0) -> None:
     """Samples of the true robot along a Fourier motion, straight into the node's callback."""
-    from motor_ident.core.excitation import random_fourier_trajectory
+    from motor_ident.core.excitation.fourier import random_fourier_trajectory
     from motor_ident.ros.conversions import make_joint_state
 
     regressor = node.regressor

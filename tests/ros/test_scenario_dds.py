@@ -52,8 +52,8 @@ def test_no_nonfinite_command_and_every_state_answered(demo_run) -> None:
 def test_identified_parameters_predict_the_truth(demo_run) -> None:
     """The final active (physically consistent) model predicts the true robot's torques on fresh
     states (R^2 > 0.95)."""
-    from motor_ident.core.identification import structural_base_parameters
-    from motor_ident.core.model import random_states
+    from motor_ident.core.estimation.identification import structural_base_parameters
+    from motor_ident.core.rigid_body.model import random_states
     from motor_ident.io.robot_config import load_robot_config
 
     config = load_robot_config("valkyrie_arm")

@@ -13,8 +13,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 from motor_ident.io.robot_config import load_robot_config
-from motor_ident.sim.actuator import ActuatorPlant, ActuatorSimConfig, oscillation, plant_from_config, simulate
-from motor_ident.sim.actuator_experiments import (
+from motor_ident.papers.guedelha.experiments import (
     ChainResult,
     ProtocolConfig,
     feedforward_tracking,
@@ -25,6 +24,7 @@ from motor_ident.sim.actuator_experiments import (
     run_group_experiments,
     worst_errors,
 )
+from motor_ident.sim.actuator import ActuatorPlant, ActuatorSimConfig, oscillation, plant_from_config, simulate
 
 PROTOCOL = ProtocolConfig(friction_duration=10.0, pwm_duration=6.0, sim=ActuatorSimConfig(seed=3))
 

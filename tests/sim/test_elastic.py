@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from motor_ident.core.dual_encoder import deformation
-from motor_ident.core.model import inverse_dynamics
+from motor_ident.core.elastic.dual_encoder import deformation
+from motor_ident.core.rigid_body.model import inverse_dynamics
 from motor_ident.errors import ConfigError
 from motor_ident.io.robot_config import load_robot_config
 from motor_ident.sim.elastic import ElasticArm, ElasticJointParameters, EncoderConfig, load_elastic_joints

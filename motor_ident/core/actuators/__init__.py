@@ -1,0 +1,1 @@
+"""Friction, motors, transmissions and coupled motor chains."""

@@ -1,0 +1,1 @@
+"""Feedforward and joint control laws: computed torque, PWM, VREC."""

@@ -1,0 +1,1 @@
+"""Elastic joints: two-inertia model, dual encoders, three-loop identification."""

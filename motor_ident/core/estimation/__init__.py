@@ -1,0 +1,1 @@
+"""Least squares, online identification, gate and physical consistency."""

@@ -1,0 +1,1 @@
+"""Excitation trajectories: Fourier series and their optimal design."""

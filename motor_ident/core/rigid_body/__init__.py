@@ -1,0 +1,1 @@
+"""Rigid-body dynamics: pinocchio model, regressor, base parameters, F/T sensor."""

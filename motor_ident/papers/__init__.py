@@ -1,0 +1,1 @@
+"""The five papers motor_ident implements: bench data, experiments, reproductions."""

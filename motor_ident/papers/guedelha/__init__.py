@@ -1,0 +1,1 @@
+"""Guedelha et al. 2021: motor parameters on coupled joints (iCub)."""

@@ -1,0 +1,1 @@
+"""Kolathaya et al. 2016: online identification of Valkyrie with an R2 gate."""

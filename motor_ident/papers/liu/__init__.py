@@ -1,0 +1,1 @@
+"""Liu et al. 2023: double-encoder compensation and a GMR residual model."""
