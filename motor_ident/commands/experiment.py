@@ -1,4 +1,4 @@
-"""``motor-ident experiment {friction,pwm}``: seed 000's two identification phases on one motor chain.
+"""``motor-ident experiment {friction,pwm}``: Guedelha et al.'s two identification phases on one motor chain.
 
 Online on the simulated robot (the scenario's robot config; the group's other motors braked, an
 external actuator back-driving the joints) or offline on a recorded CSV / NPZ (``--data``)::
@@ -231,7 +231,7 @@ def _print(result: dict[str, Any]) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``experiment`` to the command line."""
-    p = sub.add_parser("experiment", help="seed 000's friction (PWM = 0) or PWM-gain phase on one motor")
+    p = sub.add_parser("experiment", help="Guedelha et al.'s friction (PWM = 0) or PWM-gain phase on one motor")
     p.add_argument("phase", choices=["friction", "pwm"], help="which phase")
     p.add_argument("--scenario", required=True, help="robot config with motors (e.g. icub_torso) or YAML path")
     p.add_argument("--motor", required=True, help="motor name or 0-based index in the robot's motor order")

@@ -275,7 +275,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="wls",
         help="estimator (default wls); sdp and log_cholesky keep every body physically valid",
     )
-    p.add_argument("--alpha", type=float, default=0.9, help="data weight of --method nominal (seed 001 eq. 105)")
+    p.add_argument(
+        "--alpha", type=float, default=0.9, help="data weight of --method nominal (Kolathaya et al. 2016, eq. 105)"
+    )
     p.add_argument("--validate", type=float, default=0.0, metavar="FRACTION", help="hold out this final fraction")
     p.add_argument("--out", help="write identified parameters to this YAML file")
     p.add_argument("--json", help="write the fit summary to this JSON file")

@@ -112,7 +112,7 @@ def summarize(result: RunResult, *, ramp_time: float = 2.0, settle: float = 1.0)
 
 
 def plot_run(result: RunResult, out_dir: str | Path, *, r2_threshold: float = 0.95) -> list[Path]:
-    """PNG plots of a run: measured vs predicted torque, R^2 over time, tracking error (seed 001 Fig. 7)."""
+    """PNG plots of a run: measured vs predicted torque, R^2 over time, tracking error (as Kolathaya et al. 2016)."""
     import matplotlib
 
     matplotlib.use("Agg")

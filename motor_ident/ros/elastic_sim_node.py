@@ -1,8 +1,8 @@
-"""``elastic_sim``: seed 003's two-inertia test bench joints as a ros2_control-like robot with dual encoders.
+"""``elastic_sim``: Xin et al.'s two-inertia test bench joints as a ros2_control-like robot with dual encoders.
 
 Each joint is a `motor_ident.sim.elastic.ElasticJointBench` (Table 1 values, J_m for the 21 Hz
 resonance, quantised motor and link encoders, cogging ripple on the motor side), with the load
-inertia scaled by ``load_scale`` (seed 003's robustness test uses 0.5 and 1.5). The node
+inertia scaled by ``load_scale`` (Xin et al.'s robustness test uses 0.5 and 1.5). The node
 
 - subscribes ``effort_controller/commands`` (Float64MultiArray, motor torque per joint [N m],
   link-side referred); a message of the wrong size or with a NaN is dropped and the last torque held;
@@ -41,7 +41,9 @@ class ElasticSimNode(Node):
         self.rate_hz = float(declare(self, "rate_hz", 1000.0, "physics and state rate [Hz]"))
         self.lockstep = bool(declare(self, "lockstep", False, "step once per command instead of on a wall timer"))
         self.duration = float(declare(self, "duration", 0.0, "stop stepping after this simulated time [s] (0: never)"))
-        load_scale = float(declare(self, "load_scale", 1.0, "load inertia J_l multiplier (seed 003: 0.5 .. 1.5)"))
+        load_scale = float(
+            declare(self, "load_scale", 1.0, "load inertia J_l multiplier (Xin et al. 2020: 0.5 .. 1.5)")
+        )
         ripple = float(declare(self, "ripple_amplitude", 5.0, "cogging torque amplitude, link side [N m]"))
         try:
             params = xin_bench_parameters()

@@ -1,4 +1,4 @@
-"""``identifier``: sliding-buffer online identification with an R^2 gate (seed 001, section VI).
+"""``identifier``: sliding-buffer online identification with an R^2 gate (Kolathaya et al. 2016, section VI).
 
 Subscribes ``joint_states``; feeds `motor_ident.core.estimation.online.OnlineIdentifier` (the same
 regressor, base parameters and least squares as ``motor-ident identify``). Publishes:
@@ -72,7 +72,9 @@ class IdentifierNode(Node):
             require_full_buffer=declare(
                 self, "require_full_buffer", True, "use the estimate only once the buffer is full"
             ),
-            r2_definition=declare(self, "r2_definition", "uncentred", "uncentred (seed 001 eq. 104) or centred"),
+            r2_definition=declare(
+                self, "r2_definition", "uncentred", "uncentred (Kolathaya et al. 2016, eq. 104) or centred"
+            ),
             require_consistent=declare(
                 self, "require_consistent", True, "open only for physically consistent estimates"
             ),
@@ -85,7 +87,9 @@ class IdentifierNode(Node):
             decimation=declare(self, "decimation", 10, "use every k-th joint_states sample"),
             refit_every=declare(self, "refit_every", 10, "refit after this many buffered samples"),
             velocity_cutoff_hz=declare(self, "velocity_cutoff_hz", 15.0, "EMA cutoff for acceleration [Hz]"),
-            alpha=declare(self, "alpha", 0.999, "data weight of the pull toward nominal (seed 001 eq. 105)"),
+            alpha=declare(
+                self, "alpha", 0.999, "data weight of the pull toward nominal (Kolathaya et al. 2016, eq. 105)"
+            ),
             gate=gate,
         )
         inertia_scale = declare(self, "nominal_inertia_scale", 1.0, "scale of the URDF inertias in the nominal model")

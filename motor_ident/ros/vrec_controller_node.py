@@ -1,4 +1,4 @@
-"""``vrec_controller``: per-joint PI velocity loop with ripple elimination (VREC, seed 003) on dual encoders.
+"""``vrec_controller``: per-joint PI velocity loop with ripple elimination (VREC, Xin et al. 2020) on dual encoders.
 
 Thin over `motor_ident.core.control.vrec.VrecController` and `motor_ident.core.elastic.dual_encoder`. Every joint is
 a two-inertia drive (link-side referred parameters, see `motor_ident.core.elastic.two_inertia`); the node
@@ -11,7 +11,7 @@ a two-inertia drive (link-side referred parameters, see `motor_ident.core.elasti
   ``effort_controller/commands`` (RELIABLE), saturated to ``torque_limit``, never NaN;
 - publishes the dual-encoder signals for monitoring: ``~/deformation`` (JointState: position
   delta = theta_m - theta_l [rad], velocity its rate v_m - v_l [rad/s], effort the spring torque
-  K delta + D delta_dot [N m]) and ``~/rigid_velocity`` (JointState velocity: v_r of seed 003
+  K delta + D delta_dot [N m]) and ``~/rigid_velocity`` (JointState velocity: v_r of Xin et al. 2020,
   eq. 4-6 [rad/s]);
 - reports gains, designed damping, counts and why samples were dropped in ``/diagnostics``.
 
@@ -78,7 +78,7 @@ class VrecControllerNode(Node):
             declare(self, "motor_states_at_rotor", False, "motor_states are rotor encoders (divide by gear_ratio)")
         )
         self.gear_ratio = _per_joint(self, "gear_ratio", 1.0, n, "gear ratio N per joint (motor_states_at_rotor)")
-        bench = xin_bench_parameters()  # defaults: seed 003's test bench (Table 1, J_m for the 21 Hz resonance)
+        bench = xin_bench_parameters()  # defaults: Xin et al.'s test bench (Table 1, J_m for the 21 Hz resonance)
         arrays = {
             key: _per_joint(self, key, default, n, description)
             for key, default, description in (
@@ -88,8 +88,12 @@ class VrecControllerNode(Node):
                 ("motor_damping", bench.motor_damping, "B_m, link-side referred [N m s/rad]"),
                 ("load_damping", bench.load_damping, "B_l [N m s/rad]"),
                 ("damping", bench.damping, "joint damping D [N m s/rad]"),
-                ("kp", XIN_MOTOR_KP, "PI proportional gain [N m s/rad] (seed 003: 480 motor side, 168 link side)"),
-                ("ki", XIN_MOTOR_KI, "PI integral gain [N m/rad] (seed 003: 2400 motor side, 1200 link side)"),
+                (
+                    "kp",
+                    XIN_MOTOR_KP,
+                    "PI proportional gain [N m s/rad] (Xin et al. 2020: 480 motor side, 168 link side)",
+                ),
+                ("ki", XIN_MOTOR_KI, "PI integral gain [N m/rad] (Xin et al. 2020: 2400 motor side, 1200 link side)"),
                 ("damping_ratio", 0.707, "xi of the closed-loop resonant poles that K is designed for [-]"),
                 ("gain", float("nan"), "ripple elimination gain K [-]; NaN: design it from damping_ratio"),
                 ("torque_limit", 272.0, "|motor torque| bound, link-side referred [N m]"),

@@ -1,6 +1,6 @@
-"""Elastic-joint simulators: seed 003's single-joint test bench and the 6-DoF ``elastic_arm6``.
+"""Elastic-joint simulators: Xin et al.'s single-joint test bench and the 6-DoF ``elastic_arm6``.
 
-Both keep motor and link as separate bodies joined by a spring-damper (seed 003 eq. 1), read the
+Both keep motor and link as separate bodies joined by a spring-damper (Xin et al. 2020, eq. 1), read the
 motor side with a motor encoder (counts per motor revolution, through the gear ratio N) and the
 link side with a link encoder, and may add a cogging torque ripple on the motor side::
 
@@ -12,11 +12,11 @@ torque held over each substep); the ripple enters as an input held over the subs
 `ElasticArm`: link dynamics from pinocchio (`forward_dynamics` on a model WITHOUT rotor armature:
 the rotors are on the motor side of the springs), one motor inertia per joint, integrated by
 semi-implicit Euler with substeps. The measured joint torque ``effort`` is the motor torque (the
-current times the torque constant, as on an arm without torque sensors, seed 004), and the
+current times the torque constant, as on an arm without torque sensors, Liu et al. 2023), and the
 harmonic drive loses a load-dependent friction torque ``mu |tau_j| tanh(v_m / v_s)`` on the motor
-side (efficiency below 1 that grows with the transmitted torque, seed 003 section 2, seed 004
+side (efficiency below 1 that grows with the transmitted torque, Xin et al. 2020, section 2, Liu et al. 2023
 refs. 28-29) — the part a rigid-body + velocity-friction model cannot explain and the
-double-encoder residual model of seed 004 is meant to catch.
+double-encoder residual model of Liu et al. 2023 is meant to catch.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class BenchMeasurement:
 
 
 class ElasticJointBench:
-    """Single two-inertia joint (seed 003 test bench), exact discretisation.
+    """Single two-inertia joint (Xin et al. 2020 test bench), exact discretisation.
 
     Args:
         params: the joint (link-side referred).

@@ -16,7 +16,7 @@ MOTORS = ["m1", "m2"]
 
 @pytest.fixture
 def dds():
-    """vrec_controller (two seed 003 bench joints, motor side) and a probe node in one context and executor."""
+    """vrec_controller (two Xin et al. 2020 bench joints, motor side) and a probe node in one context and executor."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter

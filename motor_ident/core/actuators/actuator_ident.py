@@ -1,10 +1,10 @@
-"""Two-phase identification of friction and PWM gain per motor chain (seed 000 sections 3.2-3.4, 4.1).
+"""Two-phase identification of friction and PWM gain per motor chain (Guedelha et al. 2021, sections 3.2-3.4, 4.1).
 
 Every quantity here is at a gearbox output G ("motor side" of `motor_ident.core.actuators.transmission`).
 For an uncoupled joint G is the joint; for a coupled group the joint torques are projected on the
 chain of motor ``c`` as ``tau_motor_c = T[:, c]' tau_joint``.
 
-Chain equation (seed 000 eq. 13-18, derived again because the extracted eq. 18-21 and 29-32 lost
+Chain equation (Guedelha et al. 2021, eq. 13-18, derived again because the extracted eq. 18-21 and 29-32 lost
 signs). Torques balance on the rotor + gearbox seen at G, with our friction convention (friction
 torque has the sign of the velocity, `motor_ident.core.actuators.friction`):
 
@@ -21,9 +21,9 @@ where ``tau_motor`` is the torque the chain delivers to the joints (measured). H
 - phase 2 (PWM applied, eq. 32): ``tau_motor + D qdd + tau_friction_hat(qd) = tau_0 + K_pwm PWM``,
   regressed on `motor_ident.core.actuators.motor.motor_regressor` = [1, PWM]. Samples at rest are dropped:
   there the harmonic drive sticks and the friction is anywhere between -sigma- and sigma+ (the
-  hysteresis of seed 000 Fig. 11), not the model's value.
+  hysteresis of Guedelha et al. 2021, Fig. 11), not the model's value.
 
-Both phases report cond(X'X) of their regressor (seed 000 sec. 4.1.1 checks it).
+Both phases report cond(X'X) of their regressor (Guedelha et al. 2021, sec. 4.1.1 checks it).
 
 Coupled joints (sec. 3.4.2): with the other motors locked, only motor ``c`` moves, so
 ``qd_joint = T[:, c] qd_motor_c`` and power conservation gives
@@ -127,15 +127,15 @@ def identify_friction(
     offset: bool = True,
     min_velocity: float = 0.0,
 ) -> FrictionFit:
-    """Phase 1: friction of one chain from PWM = 0 data under external motion (seed 000 eq. 19-31).
+    """Phase 1: friction of one chain from PWM = 0 data under external motion (Guedelha et al. 2021, eq. 19-31).
 
     Args:
         qd_motor: gearbox-output velocities, shape (N,) [rad/s].
         tau_motor: torque delivered by the chain, shape (N,) [N m] (joint torque, or T_c' tau_joint).
         qdd_motor: gearbox-output accelerations, shape (N,) [rad/s^2].
-        reflected_inertia: D = rho^2 I of the chain [kg m^2] (known, seed 000 sec. 3.1.4).
+        reflected_inertia: D = rho^2 I of the chain [kg m^2] (known, Guedelha et al. 2021, sec. 3.1.4).
         shape: model to fit (``coulomb_viscous`` for eq. 21, ``stribeck`` for eq. 29).
-        zero_slope: impose d tau_f / dv = 0 at 0+ (Stribeck only, seed 000 sec. 4.1.2).
+        zero_slope: impose d tau_f / dv = 0 at 0+ (Stribeck only, Guedelha et al. 2021, sec. 4.1.2).
         offset: also fit a constant (= -tau_0 at PWM = 0).
         min_velocity: drop samples with |qd| <= this [rad/s] (at rest the friction is undetermined).
 
@@ -174,7 +174,7 @@ def identify_motor_gain(
     friction: FrictionFit,
     min_velocity: float = 0.0,
 ) -> MotorFit:
-    """Phase 2: K_pwm* and tau_0 of one chain, the friction of phase 1 known (seed 000 eq. 32).
+    """Phase 2: K_pwm* and tau_0 of one chain, the friction of phase 1 known (Guedelha et al. 2021, eq. 32).
 
     Args:
         pwm: duty cycles, shape (N,) [1 = 100 %].
@@ -228,7 +228,7 @@ def coupling_column(qd_joint: ArrayLike, qd_motor: ArrayLike) -> FloatArray:
 
 
 def chain_torque(tau_joint: ArrayLike, column: ArrayLike) -> FloatArray:
-    """Torque delivered by one motor chain, ``T[:, c]' tau_joint`` (seed 000 sec. 3.4.2), shape (N,) [N m].
+    """Torque delivered by one motor chain, ``T[:, c]' tau_joint`` (Guedelha et al. 2021, sec. 3.4.2), shape (N,) [N m].
 
     Args:
         tau_joint: joint torques of the group, shape (N, n) [N m].
@@ -263,7 +263,7 @@ def low_velocity_rmse(fit: FrictionFit, qd_motor: ArrayLike, target: ArrayLike, 
 
 
 def stribeck_shape(stribeck_velocity: float, *, smoothing_velocity: float = 0.0) -> FrictionShape:
-    """The asymmetric Stribeck model of seed 000 with Stribeck velocity ``stribeck_velocity`` [rad/s]."""
+    """The asymmetric Stribeck model of Guedelha et al. 2021 with Stribeck velocity ``stribeck_velocity`` [rad/s]."""
     return FrictionShape(
         kind=FrictionKind.STRIBECK, stribeck_velocity=stribeck_velocity, smoothing_velocity=smoothing_velocity
     )

@@ -13,22 +13,22 @@ simulator and the feedforward.
 Models (per joint, velocity ``v`` in rad/s or m/s):
 
 ``coulomb_viscous``  [sign(v), v]                    -> [fc, fv]
-``stribeck``         seed 000 eq. 26-31              -> [fc, fv, static_pos, static_neg]
-``arctan``           seed 002 eq. 7-9                -> [tau_s, tau_sc, tau_v]
-``directional``      seed 004 eq. 9-10 (linear part) -> [kc_pos, kc_neg, kv1_pos, kv2_pos, kv3_pos,
+``stribeck``         Guedelha et al. 2021, eq. 26-31              -> [fc, fv, static_pos, static_neg]
+``arctan``           Szabó & Szádeczky-Kardoss 2021, eq. 7-9                -> [tau_s, tau_sc, tau_v]
+``directional``      Liu et al. 2023, eq. 9-10 (linear part) -> [kc_pos, kc_neg, kv1_pos, kv2_pos, kv3_pos,
                                                          kv1_neg, kv2_neg, kv3_neg]
 ``none``             no columns.
 A constant ``offset`` column can be appended to any of them.
 
-Stribeck model, derived again from seed 000 section 3.2.2 (the extracted text of eq. 29-31 has
+Stribeck model, derived again from Guedelha et al. 2021, section 3.2.2 (the extracted text of eq. 29-31 has
 lost its signs). With ``x = |v| / v_s`` and the direction weights ``w+ = [v >= 0]``,
 ``w- = [v < 0]``:
 
     tau_f(v) = (w+ - w-) fc (1 - e^-x) + fv v + static_pos w+ e^-x - static_neg w- e^-x
 
 so ``tau_f(0+) = static_pos``, ``tau_f(0-) = -static_neg`` and ``tau_f -> fc sign(v) + fv v`` far
-from zero (eq. 23-25). Seed 000 uses ``x = |v|`` (``v_s = 1``); the Stribeck velocity ``v_s`` is
-configurable here. The zero-slope condition at 0+ (seed 000 section 4.1.2) is
+from zero (eq. 23-25). Guedelha et al. 2021 uses ``x = |v|`` (``v_s = 1``); the Stribeck velocity ``v_s`` is
+configurable here. The zero-slope condition at 0+ (Guedelha et al. 2021, section 4.1.2) is
 ``fc / v_s + fv - static_pos / v_s = 0``, a linear equality returned by `zero_slope_constraint`.
 """
 
@@ -81,10 +81,10 @@ class FrictionShape:
         kind: the model.
         smoothing_velocity: velocity scale of `smooth_sign` [rad/s]; 0 means a hard sign.
         stribeck_velocity: Stribeck velocity v_s of the ``stribeck`` model [rad/s].
-        stiction_gain: K_v of seed 002 eq. 8, slope of the arctan sign approximation [s/rad].
-        stribeck_gain: delta of seed 002 eq. 7, shape of the Stribeck term [s/rad].
-        direction_threshold: lambda of seed 004 eq. 9, low/high speed threshold [rad/s].
-        direction_eps: eps of seed 004 eq. 10, tanh transition width [rad/s].
+        stiction_gain: K_v of Szabó & Szádeczky-Kardoss 2021, eq. 8, slope of the arctan sign approximation [s/rad].
+        stribeck_gain: delta of Szabó & Szádeczky-Kardoss 2021, eq. 7, shape of the Stribeck term [s/rad].
+        direction_threshold: lambda of Liu et al. 2023, eq. 9, low/high speed threshold [rad/s].
+        direction_eps: eps of Liu et al. 2023, eq. 10, tanh transition width [rad/s].
         offset: append a constant torque column (sensor or gravity-compensation offset) [N m].
     """
 
@@ -171,7 +171,7 @@ def friction_regressor(v: ArrayLike, shape: FrictionShape) -> FloatArray:
             (2.0 / np.pi) * np.arctan(shape.stribeck_gain * v),
             v,
         ]
-    else:  # DIRECTIONAL, seed 004 eq. 9-10 with tanh direction weights
+    else:  # DIRECTIONAL, Liu et al. 2023, eq. 9-10 with tanh direction weights
         s = np.tanh(v / shape.direction_eps)
         w_pos, w_neg = 0.5 * (1.0 + s), 0.5 * (1.0 - s)
         fast = (np.abs(v) >= shape.direction_threshold).astype(float)
@@ -259,7 +259,7 @@ def fit_direction_threshold(
     *,
     bounds: tuple[float, float] = (1e-3, 0.5),
 ) -> tuple[FrictionShape, FloatArray]:
-    """Find seed 004's low/high speed threshold lambda by a bounded 1-D search.
+    """Find Liu et al.'s low/high speed threshold lambda by a bounded 1-D search.
 
     For each candidate lambda the directional model is linear, so the inner problem is least
     squares; the outer search minimises its residual over ``bounds`` [rad/s].

@@ -1,12 +1,12 @@
-"""Motor model: PWM duty cycle (or current) -> joint-side motor torque (seed 000 eq. 4, 15-18, 32).
+"""Motor model: PWM duty cycle (or current) -> joint-side motor torque (Guedelha et al. 2021, eq. 4, 15-18, 32).
 
-Seen from the joint, behind a gear of ratio rho (seed 000 eq. 15-16, 18):
+Seen from the joint, behind a gear of ratio rho (Guedelha et al. 2021, eq. 15-16, 18):
 
     tau_motor = K_pwm* PWM + tau_0 - rho^2 k_bemf qd
 
 where ``K_pwm* = rho k_pwm`` is the equivalent PWM-to-torque gain of motor plus gear [N m per
-unit duty], ``tau_0`` the offset of seed 000 eq. 32 [N m] and the back-EMF counter-torque acts as
-a viscous friction ``rho^2 k_bemf`` [N m s/rad] (seed 000 section 3.1.3). Friction and the rotor
+unit duty], ``tau_0`` the offset of Guedelha et al. 2021, eq. 32 [N m] and the back-EMF counter-torque acts as
+a viscous friction ``rho^2 k_bemf`` [N m s/rad] (Guedelha et al. 2021, section 3.1.3). Friction and the rotor
 inertia ``rho^2 I_m`` are handled by `motor_ident.core.actuators.friction` and the rigid-body model.
 
 For a current-driven motor ``PWM`` is the current and ``K_pwm*`` the joint-side torque constant.
@@ -71,6 +71,6 @@ def duty_for_torque(tau_motor: ArrayLike, qd: ArrayLike, motor: MotorParameters)
 
 
 def motor_regressor(pwm: ArrayLike) -> FloatArray:
-    """Regressor of seed 000 eq. 32, columns [1, PWM] for parameters [tau_0, K_pwm*], shape (N, 2)."""
+    """Regressor of Guedelha et al. 2021, eq. 32, columns [1, PWM] for parameters [tau_0, K_pwm*], shape (N, 2)."""
     pwm = np.atleast_1d(np.asarray(pwm, dtype=float))
     return np.stack([np.ones_like(pwm), pwm], axis=1)

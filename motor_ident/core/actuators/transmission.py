@@ -1,6 +1,6 @@
-"""Transmissions: gear ratios and coupling matrices between motors and joints (seed 000 sec. 2.4).
+"""Transmissions: gear ratios and coupling matrices between motors and joints (Guedelha et al. 2021, sec. 2.4).
 
-Three places along one actuation chain (seed 000 Fig. 4 and 9):
+Three places along one actuation chain (Guedelha et al. 2021, Fig. 4 and 9):
 
 - the rotor ``R`` (motor encoder): rotor velocity ``qd_rotor`` [rad/s], rotor torque;
 - the gearbox output ``G`` ("motor side" in this module): ``qd_motor = qd_rotor / rho``,
@@ -205,7 +205,7 @@ class TransmissionGroup(_JointMotorMaps):
 
     @property
     def reflected_inertia(self) -> FloatArray:
-        """rho^2 I per motor, seen at the gearbox output, shape (n,) [kg m^2] (seed 000 eq. 10)."""
+        """rho^2 I per motor, seen at the gearbox output, shape (n,) [kg m^2] (Guedelha et al. 2021, eq. 10)."""
         return np.asarray(self.gear_ratio) ** 2 * np.asarray(self.rotor_inertia)
 
     def joint_inertia(self) -> FloatArray:

@@ -1,6 +1,6 @@
 """Computed-torque feedforward with friction compensation, saturation and a safe fallback.
 
-Seed 001 eq. 109 drives the robot with ``U = Y(q, qd, qdd_cmd) theta``; with the base regressor
+Kolathaya et al. 2016, eq. 109 drives the robot with ``U = Y(q, qd, qdd_cmd) theta``; with the base regressor
 this is ``tau = Y_base(q, qd, qdd_cmd) theta_base``. The commanded acceleration adds optional PD
 feedback to the reference's: ``qdd_cmd = qdd_ref + kd (qd_ref - qd) + kp (q_ref - q)``. Friction
 compensation is part of Y (its friction columns, evaluated at the measured velocity).

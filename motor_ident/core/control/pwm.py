@@ -1,8 +1,8 @@
-"""PWM feedforward: desired joint torques -> motor duty cycles with friction compensation (seed 000).
+"""PWM feedforward: desired joint torques -> motor duty cycles with friction compensation (Guedelha et al. 2021).
 
 For each motor chain (quantities at its gearbox output, `motor_ident.core.actuators.transmission`):
 
-    tau_motor = T' tau_joint_desired                         (seed 000 eq. 12, 34)
+    tau_motor = T' tau_joint_desired                         (Guedelha et al. 2021, eq. 12, 34)
     tau_needed = tau_motor + tau_friction(qd_motor) + D qdd_motor
     duty = duty_for_torque(tau_needed, qd_motor, motor)       = (tau_needed - tau_0 + back_emf qd) / K_pwm*
 
@@ -14,11 +14,11 @@ lives in one place.
 
 Two details a naive implementation gets wrong:
 
-- The friction model of seed 000 jumps from -sigma- to +sigma+ at zero velocity. Evaluated on a
+- The friction model of Guedelha et al. 2021 jumps from -sigma- to +sigma+ at zero velocity. Evaluated on a
   noisy velocity at rest, the compensation would chatter between the two static levels, so it is
   evaluated with the sign smoothed over ``smoothing_velocity`` (the same `smooth_sign` the
   friction regressor uses).
-- When the identified friction already holds the back-EMF in its viscous term (phase 1 of seed 000
+- When the identified friction already holds the back-EMF in its viscous term (phase 1 of Guedelha et al. 2021
   identifies K_v = fv + back_emf at PWM = 0), the motor parameters must carry ``back_emf = 0``;
   `motor_ident.core.actuators.actuator_ident.MotorFit.parameters` returns them so.
 

@@ -1,6 +1,6 @@
-"""Velocity ripple elimination controller, VREC (seed 003 section 3), and its gain design.
+"""Velocity ripple elimination controller, VREC (Xin et al. 2020, section 3), and its gain design.
 
-Loop (seed 003 Figures 6-7): a PI velocity controller ``tau_m = PI(s) (v_d - u)``,
+Loop (Xin et al. 2020, Figures 6-7): a PI velocity controller ``tau_m = PI(s) (v_d - u)``,
 ``PI(s) = K_p + K_i / s``, whose feedback ``u`` is the measured velocity plus the "pure ripple"
 ``K (v - v_r)``; v_r is the rigid-body velocity of `motor_ident.core.elastic.dual_encoder`.
 
@@ -18,7 +18,7 @@ With A_m, A_l, C and Det' of `motor_ident.core.elastic.two_inertia`, ``v_m = A_l
 
 (`closed_loop_polynomial`; a degree-5 polynomial, the extra real root being the v_r filter).
 
-Closed-form gains (seed 003 eq. 16-17). Without damping (B_m = B_l = D = 0), ``A_l - C = J_l s^2``
+Closed-form gains (Xin et al. 2020, eq. 16-17). Without damping (B_m = B_l = D = 0), ``A_l - C = J_l s^2``
 and with rho = w_r^2 / w_a^2 = J / J_m, the bracket of the motor side divided by s J_m J_l is
 ``rho (s^2 + w_a^2) + K (rho - 1) s^2``; taking the PI as its proportional gain K_p near the
 resonance the characteristic polynomial reads ``J s (s^2 + 2 xi w_r s + w_r^2) + K_p w_r^2`` with::
@@ -26,10 +26,10 @@ resonance the characteristic polynomial reads ``J s (s^2 + 2 xi w_r s + w_r^2) +
     motor: 2 xi_m w_r J = K_p (rho + K (rho - 1))   =>   K = (2 xi_m w_r J / K_p - rho) / (rho - 1)   (eq. 16)
     link:  2 xi_l w_r J = -K_p K                    =>   K = -2 xi_l w_r J / K_p                      (eq. 17)
 
-Seed 003 writes these with the PI gains normalised by the total inertia J (its Table 2 and 4
+Xin et al. 2020 writes these with the PI gains normalised by the total inertia J (its Table 2 and 4
 values follow ``K ~ 2 xi w_r / PI``); here the gains are physical [N m s/rad, N m/rad], so J
 appears. The closed form ignores the dampings and the K_p w_r^2 term, which moves the poles; for
-the motor side with seed 003's gains it is off by up to 50 %. `design_gain` therefore finds the K
+the motor side with Xin et al.'s gains it is off by up to 50 %. `design_gain` therefore finds the K
 whose actual resonant pole pair (tracked along the root locus from K = 0, dampings and integrator
 included) has damping ratio xi; for a real pair (xi > 1) the ratio is ``-(p1 + p2) / (2 sqrt(p1
 p2))``, the xi of the quadratic with those roots.
@@ -52,7 +52,7 @@ ComplexArray = NDArray[np.complex128]
 
 SIDES = ("motor", "link")
 
-# Seed 003 Table 3 / section 3.3 PI gains (motor side) and Table 5 (link side).
+# Xin et al. 2020, Table 3 / section 3.3 PI gains (motor side) and Table 5 (link side).
 XIN_MOTOR_KP, XIN_MOTOR_KI = 480.0, 2400.0
 XIN_LINK_KP, XIN_LINK_KI = 168.0, 1200.0
 
@@ -147,7 +147,7 @@ def resonant_pair_locus(params: TwoInertiaParameters, config: VrecConfig, gains:
 
 
 def closed_form_gain(params: TwoInertiaParameters, side: str, kp: float, xi: float) -> float:
-    """Seed 003 eq. 16 (motor side) / eq. 17 (link side) in physical units (module doc)."""
+    """Xin et al. 2020, eq. 16 (motor side) / eq. 17 (link side) in physical units (module doc)."""
     if side not in SIDES:
         raise ConfigError(f"side = {side!r}: expected 'motor' or 'link'")
     if not kp > 0.0:

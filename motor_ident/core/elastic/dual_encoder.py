@@ -1,4 +1,4 @@
-"""Dual-encoder signals: rigid-body velocity (seed 003 eq. 4-6) and joint deformation (seed 004).
+"""Dual-encoder signals: rigid-body velocity (Xin et al. 2020, eq. 4-6) and joint deformation (Liu et al. 2023).
 
 Angles are link-side referred: the motor encoder angle divided by the gear ratio N.
 
@@ -18,7 +18,7 @@ J / B. Without damping (or with B_m / J_m = B_l / J_l) the weights are the const
 ``J_m / J`` and ``J_l / J``. `RigidVelocitySolver` runs this filter sample by sample (exact
 discretisation of the low-pass, input held over the sample).
 
-Deformation (seed 004 section 5): ``delta = theta_m / N - theta_l`` [rad] and its rate.
+Deformation (Liu et al. 2023, section 5): ``delta = theta_m / N - theta_l`` [rad] and its rate.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Double-encoder identification of seed 004 (Liu et al. 2023): three loops and a deformation residual.
+"""Double-encoder identification of Liu et al. 2023 (Liu et al. 2023): three loops and a deformation residual.
 
-Loop 1, friction from a forward and a backward pass (seed 004 eq. 5-8). At the same positions q,
+Loop 1, friction from a forward and a backward pass (Liu et al. 2023, eq. 5-8). At the same positions q,
 the forward pass moving at (qd, qdd) and the backward pass at (-qd, -qdd) measure::
 
     tau_1 = M(q) qdd + C(q, qd) qd + G(q) + tau_f(qd)
@@ -11,25 +11,25 @@ friction odd in the velocity (eq. 4, its minus signs lost in the extracted text)
 ``tau_1 - tau_2 = 2 M(q) qdd + 2 tau_f(qd)`` (eq. 7), and at constant speed (qdd = 0)
 ``tau_f = (tau_1 - tau_2) / 2`` (eq. 8): no link model needed. The sum gives the rest,
 ``(tau_1 + tau_2) / 2 = C(q, qd) qd + G(q)``. Only the odd part of friction is seen this way.
-The friction samples are fitted with seed 004's direction-dependent low/high speed model
+The friction samples are fitted with Liu et al.'s direction-dependent low/high speed model
 (eq. 9-10, `motor_ident.core.actuators.friction` ``directional``): its threshold lambda by
 `motor_ident.core.actuators.friction.fit_direction_threshold` (for each lambda the model is linear, so
 eq. 10 is a 1-D search over lambda with exact least squares inside: the residual is piecewise
 constant in lambda, which a gradient step cannot move), then the coefficients at that lambda by
 ``scipy.optimize.least_squares`` with a soft-L1 loss, so the few samples spoiled where a pass
-reverses do not pull the fit (seed 004 section 7 notes the errors there).
+reverses do not pull the fit (Liu et al. 2023, section 7 notes the errors there).
 
 Loop 2, link dynamics: WLS (`motor_ident.core.estimation.identification.identify`, per-joint variances from
-the OLS residuals, seed 004 eq. 19-21) of ``tau - tau_f(qd)`` on the rigid-body regressor with the
+the OLS residuals, Liu et al. 2023, eq. 19-21) of ``tau - tau_f(qd)`` on the rigid-body regressor with the
 reflected rotor inertia and no friction columns.
 
-Loop 3, residual: ``tau_u = tau - tau_f - Y theta`` (seed 004 eq. 23) as a function of the
+Loop 3, residual: ``tau_u = tau - tau_f - Y theta`` (Liu et al. 2023, eq. 23) as a function of the
 deformation ``delta = theta_m / N - theta_l``, its rate, and the joint velocity (the load-dependent
 friction of a harmonic drive, ``mu |K delta + D delta_dot| sign(qd)``, is exactly such a function),
-one regressor per joint (seed 004 section 5):
+one regressor per joint (Liu et al. 2023, section 5):
 
 - ``gmr``: Gaussian Mixture Regression. The mixture over [features, tau_u] (standardised) is fitted
-  by EM with the ``gmr`` library; the conditional mean (seed 004 eq. 28-33)::
+  by EM with the ``gmr`` library; the conditional mean (Liu et al. 2023, eq. 28-33)::
 
       tau_u(x) = sum_k h_k(x) (mu_y,k + S_yx,k S_xx,k^-1 (x - mu_x,k)),
       h_k(x) = pi_k N(x; mu_x,k, S_xx,k) / sum_i pi_i N(x; mu_x,i, S_xx,i)
@@ -38,7 +38,7 @@ one regressor per joint (seed 004 section 5):
   once, log-sum-exp responsibilities), which agrees with ``gmr.GMM.predict`` and costs
   microseconds per sample for the feedforward.
 - ``rbf``: ``scipy.interpolate.RBFInterpolator`` (thin-plate spline with smoothing) on the same
-  standardised features, the alternative seed 004 eq. 24-27 describes.
+  standardised features, the alternative Liu et al. 2023, eq. 24-27 describes.
 
 Loops 2 and 3 are iterated (`identify_three_loop`, ``iterations``): the link dynamics are refitted
 to the torque minus friction minus the residual model, then the residual is refitted. One pass
@@ -150,7 +150,7 @@ def align_backward_pass(
 
 @dataclass(frozen=True)
 class DirectionalFrictionFit:
-    """Loop 1 result for one joint: seed 004's friction model with its fitted threshold.
+    """Loop 1 result for one joint: Liu et al.'s friction model with its fitted threshold.
 
     Attributes:
         shape: the ``directional`` shape with the fitted ``direction_threshold`` lambda [rad/s].
@@ -176,7 +176,7 @@ def fit_directional_friction(
     threshold_bounds: tuple[float, float] = (1e-3, 0.5),
     robust: bool = True,
 ) -> DirectionalFrictionFit:
-    """Fit seed 004 eq. 9-10 to one joint's friction samples (module docstring, loop 1).
+    """Fit Liu et al. 2023, eq. 9-10 to one joint's friction samples (module docstring, loop 1).
 
     Args:
         velocity: joint velocities (N,) [rad/s], both signs.
@@ -283,7 +283,7 @@ def _single_blas_thread() -> Any:
 
 
 class GaussianMixtureRegression:
-    """Conditional mean of a Gaussian mixture over [x, y] (seed 004 eq. 28-33), vectorised.
+    """Conditional mean of a Gaussian mixture over [x, y] (Liu et al. 2023, eq. 28-33), vectorised.
 
     Built from the mixture parameters (e.g. a fitted ``gmr.GMM``): priors (K,), means (K, d+1),
     covariances (K, d+1, d+1), the output being the last dimension.
@@ -464,7 +464,7 @@ class ResidualModel:
 
 @dataclass(frozen=True, eq=False)
 class ThreeLoopModel:
-    """Seed 004's identified model: friction (loop 1) + link dynamics (loop 2) + residual (loop 3).
+    """Liu et al.'s identified model: friction (loop 1) + link dynamics (loop 2) + residual (loop 3).
 
     Attributes:
         friction: loop 1 fit per joint.
@@ -513,7 +513,7 @@ def identify_three_loop(
 ) -> ThreeLoopModel:
     """Loops 2 and 3 on an excitation record, with loop 1's friction given (module docstring).
 
-    Loops 2 and 3 are iterated (seed 004's "three-loop iterative" scheme, backfitting): loop 2
+    Loops 2 and 3 are iterated (Liu et al.'s "three-loop iterative" scheme, backfitting): loop 2
     fits the link dynamics to ``tau - tau_f - tau_u`` with the previous residual model's
     ``tau_u`` (zero at first), loop 3 refits the residual. Without the iteration, the
     load-dependent drive loss leaks into the shared inertial parameters of neighbouring joints,

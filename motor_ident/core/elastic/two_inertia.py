@@ -1,10 +1,10 @@
-"""Two-inertia elastic drive (seed 003 eq. 1-3): model, transfer functions, FRF estimate and fit.
+"""Two-inertia elastic drive (Xin et al. 2020, eq. 1-3): model, transfer functions, FRF estimate and fit.
 
 All quantities are referred to the link side of a gear of ratio N: motor angle ``theta_m`` here
 is the motor encoder angle divided by N, ``J_m`` is N^2 times the rotor inertia, ``B_m`` is N^2
 times the rotor viscous damping, and the motor torque is N times the torque at the rotor.
 
-Model (seed 003 eq. 1; velocities ``v = d theta / dt``)::
+Model (Xin et al. 2020, eq. 1; velocities ``v = d theta / dt``)::
 
     J_m dv_m/dt + B_m v_m = tau_m - tau_j
     J_l dv_l/dt + B_l v_l = tau_j
@@ -27,9 +27,9 @@ velocity responses are ``A_l / Det'`` and ``C / Det'`` (`transfer_polynomials`).
     w_a^2 = K / J_l  (anti-resonance),   w_r^2 = K (J_m + J_l) / (J_m J_l) = w_a^2 (1 + J_l / J_m)
 
 using ``J_m = (J_m + J_l) w_a^2 / w_r^2``. The motor velocity shows the anti-resonance / resonance
-pair, the link velocity only the resonance, as seed 003 Figure 3 reports.
+pair, the link velocity only the resonance, as Xin et al. 2020, Figure 3 reports.
 
-Test bench of seed 003 Table 1: J_l = 2.26 kg m^2, B_l = 5 N m s/rad, K = 34000 N m/rad,
+Test bench of Xin et al. 2020, Table 1: J_l = 2.26 kg m^2, B_l = 5 N m s/rad, K = 34000 N m/rad,
 D = 10 N m s/rad, B_m = 33.28 N m s/rad, N = 160, 0.17 N m/A, 1 kHz. The anti-resonance is set by
 K and J_l alone: f_a = sqrt(K / J_l) / 2 pi = 19.52 Hz (the paper's "19 Hz"). Table 1's J_m = 7.34
 kg m^2 would put the resonance at 22.3 Hz, not the 21 Hz the paper measured; inverting
@@ -63,7 +63,7 @@ TWO_PI = 2.0 * np.pi
 
 @dataclass(frozen=True)
 class TwoInertiaParameters:
-    """Link-side referred two-inertia drive (seed 003 eq. 1).
+    """Link-side referred two-inertia drive (Xin et al. 2020, eq. 1).
 
     Attributes:
         motor_inertia: J_m, motor plus gear input inertia seen from the link [kg m^2].
@@ -122,7 +122,7 @@ class TwoInertiaParameters:
         return self.resonance / TWO_PI
 
     def with_load_inertia(self, load_inertia: float) -> TwoInertiaParameters:
-        """A copy with another load inertia [kg m^2] (seed 003's robustness test)."""
+        """A copy with another load inertia [kg m^2] (Xin et al.'s robustness test)."""
         from dataclasses import replace
 
         return replace(self, load_inertia=float(load_inertia))
@@ -145,7 +145,7 @@ def motor_inertia_for_resonance(load_inertia: float, stiffness: float, resonance
     return float(load_inertia / ((w_r / w_a) ** 2 - 1.0))
 
 
-# Seed 003 Table 1 (and text: 0.17 N m/A, 10 A saturation, N = 160, 1 kHz).
+# Xin et al. 2020, Table 1 (and text: 0.17 N m/A, 10 A saturation, N = 160, 1 kHz).
 XIN_LOAD_INERTIA = 2.26
 XIN_LOAD_DAMPING = 5.0
 XIN_STIFFNESS = 34000.0
@@ -160,7 +160,7 @@ XIN_RATE_HZ = 1000.0
 
 
 def xin_bench_parameters(load_inertia: float = XIN_LOAD_INERTIA) -> TwoInertiaParameters:
-    """Seed 003's modular drive joint with J_m chosen for the measured 21 Hz resonance (see module doc)."""
+    """Xin et al.'s modular drive joint with J_m chosen for the measured 21 Hz resonance (see module doc)."""
     motor_inertia = motor_inertia_for_resonance(XIN_LOAD_INERTIA, XIN_STIFFNESS, XIN_RESONANCE_HZ)
     return TwoInertiaParameters(
         motor_inertia=motor_inertia,

@@ -29,7 +29,7 @@ Two solvers of the same problem
     subject to  J_b(theta) >= 0 per body, mass and centre-of-mass boxes, sign constraints
 
 (the data term is the least-squares cost written from the sufficient statistics, ``F'F = Y'Y``,
-``F'g = Y'tau``; the prior is seed 001 eq. 105-107 in the squared form of
+``F'g = Y'tau``; the prior is Kolathaya et al. 2016, eq. 105-107 in the squared form of
 `motor_ident.core.estimation.least_squares`):
 
 - ``sdp``: a convex semidefinite programme through cvxpy, solved by Clarabel (interior point,
@@ -46,7 +46,7 @@ With alpha = 1 the parameters that no data excite are free; a tie-break of relat
 
 Friction signs (per joint model, `motor_ident.core.actuators.friction`): ``coulomb_viscous`` fc, fv >= 0;
 ``stribeck`` fc, fv, static_pos, static_neg >= 0; ``arctan`` tau_s, tau_v >= 0 (tau_sc, the
-Stribeck correction, is negative in seed 002 and stays free); ``directional`` kc_pos, kc_neg >= 0
+Stribeck correction, is negative in Szabó & Szádeczky-Kardoss 2021 and stays free); ``directional`` kc_pos, kc_neg >= 0
 (the velocity polynomials are left free); an ``offset`` is free. Reflected rotor inertias >= 0.
 
 Rejected: constraining only the masses and diagonal inertias (box constraints) accepts bodies
@@ -591,7 +591,7 @@ def consistent_least_squares(
     """Least squares over physically valid full parameters (pseudo-inertias PSD, friction signs).
 
     Minimises ``alpha^2 sum_j |Y_j P theta - tau_j|^2 / sigma_j^2 + (1 - alpha)^2 |theta - theta_0|^2``
-    (seed 001 eq. 105 in squared form) over full theta subject to ``constraints``.
+    (Kolathaya et al. 2016, eq. 105 in squared form) over full theta subject to ``constraints``.
 
     Args:
         stats: sufficient statistics of the base regressor (``stats.p == base.n_base``) or of

@@ -3,10 +3,10 @@
 Data layout everywhere: regressor ``Y`` of shape (N, n, p) (N samples, n joints, p parameters)
 and measured torques ``tau`` of shape (N, n). Estimators:
 
-- `ols`: ordinary least squares (seed 001 eq. 102, seed 002 eq. 17).
+- `ols`: ordinary least squares (Kolathaya et al. 2016, eq. 102, Szabó & Szádeczky-Kardoss 2021, eq. 17).
 - `wls`: weighted least squares with per-joint noise variances, estimated from the OLS
-  residuals when not given (seed 002 eq. 18-19, seed 004 eq. 19-21).
-- `pulled_to_nominal`: least squares pulled toward a nominal theta_0 with weight alpha (seed 001
+  residuals when not given (Szabó & Szádeczky-Kardoss 2021, eq. 18-19, Liu et al. 2023, eq. 19-21).
+- `pulled_to_nominal`: least squares pulled toward a nominal theta_0 with weight alpha (Kolathaya et al. 2016,
   eq. 105-107). Eq. 105 is printed with plain norms, but its stated solution eq. 106-107 stacks
   ``[alpha Y; (1 - alpha) I]``, which minimises the squared form
   ``alpha^2 |U - Y theta|^2 + (1 - alpha)^2 |theta - theta_0|^2``; that is what is solved here.
@@ -40,7 +40,7 @@ class Fit:
         sigma: noise standard deviation per joint used or estimated, shape (n,) [N m].
         condition_number: 2-norm condition number of the (weighted) regressor.
         r2: centred coefficient of determination per joint, shape (n,).
-        r2_uncentred: seed 001 eq. 104, 1 - e'e / U'U per joint, shape (n,).
+        r2_uncentred: Kolathaya et al. 2016, eq. 104, 1 - e'e / U'U per joint, shape (n,).
         nrmse: RMS residual over the range of the measurement per joint, shape (n,).
         rmse: RMS residual per joint, shape (n,) [N m].
         method: ``ols``, ``wls`` or ``nominal``.
@@ -75,7 +75,7 @@ class FitMetrics:
 
 
 def fit_metrics(tau: ArrayLike, tau_predicted: ArrayLike) -> FitMetrics:
-    """R^2 (centred and seed 001's uncentred), NRMSE and RMSE per joint.
+    """R^2 (centred and Kolathaya et al.'s uncentred), NRMSE and RMSE per joint.
 
     Args:
         tau: measured torques, shape (N, n).
@@ -277,7 +277,7 @@ class RegressionStatistics:
         """Weighted least squares with per-joint noise std ``sigma`` (n,) [N m].
 
         When ``sigma`` is None it is estimated from the OLS residuals as
-        ``sigma_j^2 = |e_j|^2 / (N - p / n)`` (seed 002 eq. 18-19). The covariance is
+        ``sigma_j^2 = |e_j|^2 / (N - p / n)`` (Szabó & Szádeczky-Kardoss 2021, eq. 18-19). The covariance is
         ``(Y' Sigma^-1 Y)^-1``, the Cramer-Rao bound for Gaussian noise.
         """
         self._require_samples()
@@ -291,7 +291,7 @@ class RegressionStatistics:
         return self._fit(theta, inv, sigma, cond, "wls")
 
     def pulled_to_nominal(self, theta_nominal: ArrayLike, alpha: float) -> Fit:
-        """Least squares pulled toward ``theta_nominal`` with data weight ``alpha`` (seed 001 eq. 105-107).
+        """Least squares pulled toward ``theta_nominal`` with data weight ``alpha`` (Kolathaya et al. 2016, eq. 105).
 
         The covariance is the sandwich form of a regularised estimator,
         ``s^2 a^4 A^-1 Y'Y A^-1`` with ``A = a^2 Y'Y + (1-a)^2 I`` and s^2 from the residuals.
@@ -328,5 +328,5 @@ def wls(Y: ArrayLike, tau: ArrayLike, sigma: ArrayLike | None = None) -> Fit:
 
 
 def pulled_to_nominal(Y: ArrayLike, tau: ArrayLike, theta_nominal: ArrayLike, alpha: float) -> Fit:
-    """Least squares pulled toward a nominal theta_0 (seed 001 eq. 105-107); Y need not have full rank."""
+    """Least squares pulled toward a nominal theta_0 (Kolathaya et al. 2016, eq. 105-107); Y need not have full rank."""
     return RegressionStatistics.from_arrays(Y, tau).pulled_to_nominal(theta_nominal, alpha)

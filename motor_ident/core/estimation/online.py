@@ -8,11 +8,11 @@ statistics are summed again from the buffer, so rounding errors cannot accumulat
 then one p x p solve, whatever W is — the same estimate as the batch solution on the window,
 which the tests check.
 
-Each refit may be pulled toward a nominal parameter vector (seed 001 eq. 105-107, with weight
+Each refit may be pulled toward a nominal parameter vector (Kolathaya et al. 2016, eq. 105-107, with weight
 alpha), which keeps directions the window does not excite at their nominal values instead of
 making the solve singular.
 
-`ModelGate` decides whether the identified model may be used (seed 001: buffer full and
+`ModelGate` decides whether the identified model may be used (Kolathaya et al. 2016: buffer full and
 R^2 >= 0.95), adding a condition-number limit, hysteresis so it does not chatter, and physical
 validity: the estimate must be explained by bodies with positive semidefinite pseudo-inertias and
 friction of the right sign, exactly or within its noise (`motor_ident.core.estimation.consistency`). The
@@ -65,7 +65,7 @@ class WindowFit:
     Attributes:
         theta: parameters, shape (p,).
         r2: centred R^2 per joint on the window, shape (n,).
-        r2_uncentred: seed 001 eq. 104 per joint, shape (n,).
+        r2_uncentred: Kolathaya et al. 2016, eq. 104 per joint, shape (n,).
         rmse: RMS residual per joint [N m], shape (n,).
         condition_number: of the window's regressor with unit-norm columns, unregularised
             (`scaled_condition_number`): independent of parameter units, infinite when a
@@ -87,7 +87,7 @@ class SlidingWindowLS:
     Args:
         n: joints; p: parameters; window: samples kept (W).
         theta_nominal: prior for the pull toward nominal (p,); zeros when None.
-        alpha: data weight in (0, 1]; 1 = plain least squares (seed 001 eq. 102).
+        alpha: data weight in (0, 1]; 1 = plain least squares (Kolathaya et al. 2016, eq. 102).
         forgetting: lambda in (0, 1]; a sample k steps old weighs lambda^k inside the window.
     """
 
@@ -228,11 +228,11 @@ class GateConfig:
     """When the identified model may be used.
 
     Attributes:
-        r2_threshold: open when every joint's R^2 reaches it (seed 001: 0.95).
+        r2_threshold: open when every joint's R^2 reaches it (Kolathaya et al. 2016: 0.95).
         r2_hysteresis: close only when some joint's R^2 falls below threshold - hysteresis.
         max_condition_number: refuse a window whose regressor is worse conditioned.
-        require_full_buffer: seed 001 also required a full buffer.
-        r2_definition: ``uncentred`` (seed 001 eq. 104) or ``centred``.
+        require_full_buffer: Kolathaya et al. 2016 also required a full buffer.
+        r2_definition: ``uncentred`` (Kolathaya et al. 2016, eq. 104) or ``centred``.
         require_consistent: open only for physically consistent estimates (checked when every
             other condition holds; ~20 ms per refit on the 4-link valkyrie_arm when the SDP runs).
         consistency_confidence: accept an estimate whose projection onto valid bodies costs a
@@ -354,11 +354,11 @@ class IdentifierConfig:
     """Settings of the online identifier (the ``identifier`` node's parameters).
 
     Attributes:
-        window: samples in the sliding buffer (seed 001 used 50).
+        window: samples in the sliding buffer (Kolathaya et al. 2016 used 50).
         decimation: use every k-th incoming sample (1 kHz states, decimation 10 -> 100 Hz).
         refit_every: refit after this many accepted samples (1 = every sample).
         velocity_cutoff_hz: EMA cutoff for velocity and acceleration [Hz].
-        alpha: data weight of the pull toward the nominal model (seed 001 eq. 105), in (0, 1].
+        alpha: data weight of the pull toward the nominal model (Kolathaya et al. 2016, eq. 105), in (0, 1].
         gate: when the identified model may be used.
     """
 
@@ -382,7 +382,7 @@ class IdentifierConfig:
 class OnlineIdentifier:
     """Samples in, gated model out: the logic of the ``identifier`` node, free of ROS.
 
-    Each accepted sample goes through: acceleration from EMA-filtered velocity (seed 001) -> a
+    Each accepted sample goes through: acceleration from EMA-filtered velocity (Kolathaya et al. 2016) -> a
     delay line that holds q, qd and tau back by the filter's lag so all four describe the same
     instant -> decimation -> base regressor row -> sliding window. Every
     ``refit_every`` samples the window is solved and the gate updated. A timestamp that does not
@@ -490,7 +490,7 @@ class OnlineIdentifier:
         self.last_time = t
         self.samples_seen += 1
         # Filter and delay at the input rate, decimate afterwards: differentiating a decimated
-        # velocity (seed 001 refit at 3 Hz) would alias and lag far more than the filter itself.
+        # velocity (Kolathaya et al. 2016 refit at 3 Hz) would alias and lag far more than the filter itself.
         _, qdd_f = self.filter.update(t, qd)
         if self._delay is None and dt_in is not None:
             self._delay = DelayLine(3 * q.size, int(round(self.filter.delay(dt_in) / dt_in)))

@@ -1,7 +1,7 @@
 """Velocity and acceleration from sampled joint signals, online and offline.
 
 Online (causal): `EmaDerivative` filters velocity with an exponential moving average and
-differentiates it, as seed 001 did for accelerations. An EMA with smoothing factor alpha delays
+differentiates it, as Kolathaya et al. 2016 did for accelerations. An EMA with smoothing factor alpha delays
 a slow signal by ``(1 - alpha) / alpha`` samples; the finite difference adds half a sample. Both
 are reported by `EmaDerivative.delay`, so a user can align torque samples with the derivative.
 

@@ -1,18 +1,19 @@
 """Optimised excitation: a finite Fourier series under joint limits, chosen by an identifiability criterion.
 
-The trajectory is the Fourier series of `motor_ident.core.excitation.fourier` (seed 002 eq. 22). Its
+The trajectory is the Fourier series of `motor_ident.core.excitation.fourier`
+(Szabó & Szádeczky-Kardoss 2021, eq. 22). Its
 coefficients (a, b) are optimised for one of four criteria on the base regressor L sampled over
 one period (rows of all samples and joints stacked, optionally weighted per joint, e.g. by
 1 / sigma_j so that L -> Sigma^-1/2 L as in WLS):
 
 ``cond``       2-norm condition number of L (Gautier and Khalil; Swevers et al.).
-``frobenius``  CondF(L'L) = |L'L|_F |(L'L)^-1|_F (seed 002 eq. 20-21), computed from the singular
+``frobenius``  CondF(L'L) = |L'L|_F |(L'L)^-1|_F (Szabó & Szádeczky-Kardoss 2021, eq. 20-21), computed from the singular
                values s of L as sqrt(sum s^4 * sum s^-4).
-``block``      weighted block condition number of seed 004 eq. 11-14, see below.
+``block``      weighted block condition number of Liu et al. 2023, eq. 11-14, see below.
 ``dopt``       D-optimality, -log det(L'L / N) with N samples (the information per sample, so the
                value does not grow with the sampling rate).
 
-Constraints (seed 002 eq. 21, seed 004 eq. 16):
+Constraints (Szabó & Szádeczky-Kardoss 2021, eq. 21, Liu et al. 2023, eq. 16):
 
 - rest to rest: qd = qdd = 0 at t = 0 and, by periodicity, at t = t_f = 1 / f_f. For joint i with
   harmonics l = 1..M these are the linear equalities sum_l a_il = 0 and sum_l l b_il = 0
@@ -24,14 +25,14 @@ Constraints (seed 002 eq. 21, seed 004 eq. 16):
   the coefficients (given q0), so they are passed with their exact Jacobian. After the optimiser
   stops, the trajectory is checked on a grid ten times finer and, if it overshoots anywhere
   (between grid points, or by the solver's tolerance), shrunk toward q0, which keeps the
-  rest-to-rest conditions and scales q - q0, qd and qdd alike. Seed 004 eq. 16 bounds the same
+  rest-to-rest conditions and scales q - q0, qd and qdd alike. Liu et al. 2023, eq. 16 bounds the same
   quantities by the sum of the coefficients' magnitudes instead; that is safe but conservative
   (the peaks of different harmonics rarely coincide), so the sampled form is used here.
 - optionally |tau| within a fraction of the URDF effort limits, with tau from RNEA (rotor
   inertia included) plus the nominal friction, at the criterion's samples (nonlinear).
 
-Weighted block condition number (seed 004 eq. 11-14; the extracted text is garbled, so it is
-derived again here). Seed 004 weights the regressor, Gamma* = Omega^1/2 Gamma with Omega from the
+Weighted block condition number (Liu et al. 2023, eq. 11-14; the extracted text is garbled, so it is
+derived again here). Liu et al. 2023 weights the regressor, Gamma* = Omega^1/2 Gamma with Omega from the
 noise (cond(Gamma*) <= cond(Omega^1/2) cond(Gamma)), drops the friction columns (their many zeros
 inflate the condition number) and splits Gamma* by the term each column block comes from:
 
@@ -48,7 +49,7 @@ which is exact since RNEA has no cross terms between qd and qdd. The criterion i
 A block does not involve every base parameter (gravity involves only first moments), so each
 block's condition number is taken over the base columns it excites; which columns those are is
 decided once, structurally, from random states (nonzero columns, then an independent subset by
-pivoted QR), so the criterion stays a continuous function of the coefficients. Seed 004 derives
+pivoted QR), so the criterion stays a continuous function of the coefficients. Liu et al. 2023 derives
 the weights from "the variance of the corresponding columns" without a formula; here they are
 configuration (default 1, 1, 1).
 
@@ -101,7 +102,7 @@ def condition_number(W: ArrayLike) -> float:
 
 
 def frobenius_condition(W: ArrayLike) -> float:
-    """Frobenius condition number of W'W (seed 002 eq. 20): |W'W|_F |(W'W)^-1|_F, from W (m, r).
+    """Frobenius condition number of W'W (Szabó & Szádeczky-Kardoss 2021, eq. 20): |W'W|_F |(W'W)^-1|_F, from W (m, r).
 
     With the singular values s of W, |W'W|_F^2 = sum s^4 and |(W'W)^-1|_F^2 = sum s^-4.
     """

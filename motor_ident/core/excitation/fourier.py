@@ -1,4 +1,4 @@
-"""Finite Fourier series excitation trajectories (seed 002 eq. 22, seed 004 eq. 15).
+"""Finite Fourier series excitation trajectories (Szabó & Szádeczky-Kardoss 2021, eq. 22, Liu et al. 2023, eq. 15).
 
 For joint i with M harmonics of the fundamental pulsation w_f = 2 pi f_f:
 

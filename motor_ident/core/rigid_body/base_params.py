@@ -1,6 +1,6 @@
 """Base (identifiable) parameters by QR decomposition with column pivoting.
 
-Seed 002 (eq. 10-14) finds the base parameters from the reduced row echelon form of a stacked
+Szabó & Szádeczky-Kardoss 2021 (eq. 10-14) finds the base parameters from the reduced row echelon form of a stacked
 regressor W: independent columns L (indices jL) and dependent ones K = L B (indices jK), so that
 
     tau = W theta = L (theta_L + B theta_K) = L theta_base.
@@ -15,7 +15,7 @@ rounding level of a stacked double-precision regressor (~1e-13 relative) and far
 smallest genuine excitation of any parameter seen on the shipped robots (~1e-4 relative).
 Entries of B below ``1e-9`` in magnitude are set to exactly 0 so the listing stays readable.
 
-Each full parameter then falls in one of three classes (seed 002 section 4.1):
+Each full parameter then falls in one of three classes (Szabó & Szádeczky-Kardoss 2021, section 4.1):
 ``identifiable`` (a column of L whose row of B is zero), ``combination`` (identifiable only
 inside a linear combination), ``unidentifiable`` (a zero column: it does not affect the torques).
 """
@@ -153,7 +153,7 @@ def base_parameters(
     if len(names) != p:
         raise EstimationError(f"{len(names)} names for {p} regressor columns")
     # Equal column scaling makes the pivot order independent of parameter units only up to
-    # the regressor's own values; W is used as is, like seed 002's rref of Phi.
+    # the regressor's own values; W is used as is, like Szabó & Szádeczky-Kardoss's rref of Phi.
     _, R, perm = scipy.linalg.qr(W, mode="economic", pivoting=True)
     diag = np.abs(np.diag(R))
     if diag.size == 0 or diag[0] == 0.0:

@@ -1,8 +1,8 @@
-"""Joint torques from a 6-axis force/torque sensor on a link (iCub's leg and arm F/T sensors, seed 000).
+"""Joint torques from a 6-axis force/torque sensor on a link (iCub's leg and arm F/T sensors, Guedelha et al. 2021).
 
 iCub measures no joint torque directly: each limb carries a 6-axis F/T sensor, and the torque of a
 joint proximal to the sensor is the sensor wrench transported to that joint's axis plus the
-inertial and gravity terms of the links between the joint and the sensor. Seed 000 identifies its
+inertial and gravity terms of the links between the joint and the sensor. Guedelha et al. 2021 identifies its
 friction and motor models against such estimates.
 
 Convention (pinocchio's spatial algebra, wrench vectors ``[f; m]`` with force first):

@@ -2,7 +2,7 @@
 
 A `RobotModel` wraps a pinocchio model reduced to the joints motor_ident identifies (all others
 locked), and keeps every array in the order of ``joint_names`` — the order of the robot config,
-which need not be pinocchio's. The reflected rotor inertia ``rho^2 I_m`` (seed 000 eq. 10: a
+which need not be pinocchio's. The reflected rotor inertia ``rho^2 I_m`` (Guedelha et al. 2021, eq. 10: a
 rotor of inertia I_m behind a gear of ratio rho is seen from the joint as rho^2 I_m) is stored as
 pinocchio's ``armature``, so RNEA, ABA and the mass matrix all include it.
 
@@ -60,7 +60,7 @@ class RobotModel:
 
     @property
     def reflected_inertia(self) -> FloatArray:
-        """Rotor inertia seen from the joint, rho^2 I_m, shape (n,) [kg m^2] (seed 000 eq. 10)."""
+        """Rotor inertia seen from the joint, rho^2 I_m, shape (n,) [kg m^2] (Guedelha et al. 2021, eq. 10)."""
         return self.gear_ratio**2 * self.rotor_inertia
 
     @property

@@ -43,7 +43,7 @@ def rigid_body_regressor(robot: RobotModel, data: pin.Data, q: ArrayLike, v: Arr
 
 
 def unit_parameter_regressor(robot: RobotModel, q: ArrayLike, v: ArrayLike, a: ArrayLike) -> FloatArray:
-    """Rigid-body regressor built as seed 001 Algorithm 1: inverse dynamics, one unit parameter at a time.
+    """Rigid-body regressor built as Kolathaya et al. 2016 Algorithm 1: inverse dynamics, one unit parameter at a time.
 
     Inverse dynamics is linear in the inertial parameters, so column k is the torque produced by
     the unit parameter e_k alone. Pinocchio cannot hold a body of zero mass, so each column is

@@ -1,4 +1,4 @@
-"""Seed 000's identification procedures run on the simulated actuators (`motor_ident.sim.actuator`).
+"""Guedelha et al.'s identification procedures run on the simulated actuators (`motor_ident.sim.actuator`).
 
 Each procedure simulates the paper's experiments and hands the records to
 `motor_ident.core.actuators.actuator_ident`:
@@ -362,7 +362,7 @@ def identify_motor_wise(
     *,
     coupling: ArrayLike | None = None,
 ) -> list[ChainResult]:
-    """Seed 000 sec. 3.4.2 on motor-mode records: motor ``c`` alone moves, ``tau_c = T_c' tau_joint``.
+    """Guedelha et al. 2021, sec. 3.4.2 on motor-mode records: motor ``c`` alone moves, ``tau_c = T_c' tau_joint``.
 
     Args:
         records: from `run_group_experiments` with ``mode="motor"``.
@@ -435,7 +435,7 @@ def run_motor_experiment(
     protocol: ProtocolConfig = ProtocolConfig(),
     coupling: ArrayLike | None = None,
 ) -> ActuatorRecord:
-    """One experiment of seed 000 on one motor: its group alone, the group's other motors braked.
+    """One experiment of Guedelha et al. 2021 on one motor: its group alone, the group's other motors braked.
 
     ``phase="friction"``: PWM = 0 and the external actuator sweeps the motor's velocity amplitude
     from ``v_min`` to ``v_max`` over ``friction_duration``; ``phase="pwm"``: the external actuator
@@ -518,7 +518,7 @@ def worst_errors(results: Sequence[ChainResult], plant: ActuatorPlant) -> tuple[
 def feedforward_tracking(
     plant: ActuatorPlant, results: Sequence[ChainResult], sim: ActuatorSimConfig, duration: float
 ) -> dict[bool, tuple[float, ActuatorRecord]]:
-    """Joint-torque tracking of the PWM feedforward built from identified chains (seed 000 sec. 4.2).
+    """Joint-torque tracking of the PWM feedforward built from identified chains (Guedelha et al. 2021, sec. 4.2).
 
     A sinusoidal joint torque is commanded through `pwm_feedforward` with the identified Stribeck
     friction and motor gain of every chain, while the external actuator moves the joints; run

@@ -1,7 +1,7 @@
-"""Seed 000 (Guedelha, Traversaro, Pucci): friction and motor parameters on iCub's coupled joints.
+"""Guedelha et al. 2021 (Guedelha, Traversaro, Pucci): friction and motor parameters on iCub's coupled joints.
 
 What is reproduced, on the shipped ``icub_right_leg`` and ``icub_torso`` configs simulated at
-100 Hz with sensor noise (`motor_ident.sim.actuator`) and identified by seed 000's two-phase
+100 Hz with sensor noise (`motor_ident.sim.actuator`) and identified by Guedelha et al.'s two-phase
 procedure (`motor_ident.papers.guedelha.experiments`, `motor_ident.core.actuators.actuator_ident`):
 
 - Table 1: sigma_s+, sigma_s- and K_v of the six right-leg joints, identified at PWM = 0 while an
@@ -45,10 +45,10 @@ from motor_ident.papers.guedelha.experiments import (
 from motor_ident.papers.reproduction import ReproduceOptions, Reproduction
 from motor_ident.sim.actuator import ActuatorSimConfig, plant_from_config
 
-TITLE = "Seed 000, Guedelha, Traversaro & Pucci: iCub friction and motor parameters on coupled joints"
+TITLE = "Guedelha, Traversaro & Pucci 2021: iCub friction and motor parameters on coupled joints"
 DEG = np.pi / 180.0  # [rad/deg]; K_v [N m s/deg] = K_v [N m s/rad] * DEG
 
-# Seed 000 Table 1: joint -> (sigma_s+ [N m], sigma_s- [N m], K_v [N m s/deg]).
+# Guedelha et al. 2021, Table 1: joint -> (sigma_s+ [N m], sigma_s- [N m], K_v [N m s/deg]).
 PAPER_TABLE1: dict[str, tuple[float, float, float]] = {
     "r_hip_pitch": (1.31, 2.24, 1.16),
     "r_hip_roll": (2.49, 0.96, 0.50),
@@ -57,7 +57,7 @@ PAPER_TABLE1: dict[str, tuple[float, float, float]] = {
     "r_ankle_pitch": (2.90, 0.71, 1.32),
     "r_ankle_roll": (2.05, 1.29, 1.20),
 }
-# Seed 000 Fig. 10 (knee): Coulomb + viscous K_c, K_v; Stribeck sigma_s+, sigma_s-, K_c, K_v.
+# Guedelha et al. 2021, Fig. 10 (knee): Coulomb + viscous K_c, K_v; Stribeck sigma_s+, sigma_s-, K_c, K_v.
 PAPER_FIG10 = {"cv_fc": 1.0, "cv_kv": 0.30, "st_sp": 1.27, "st_sn": 1.95, "st_fc": 0.85, "st_kv": 0.31}
 
 # Experiment lengths [s] (module constants so a test can shorten them).
@@ -80,7 +80,7 @@ def _row(name: str, paper: float | None, ours: float, truth: float | None = None
 
 
 def reproduce(options: ReproduceOptions) -> Reproduction:
-    """Identify the simulated leg and torso as seed 000 does and compare with the paper and the truth."""
+    """Identify the simulated leg and torso as Guedelha et al. 2021 does and compare with the paper and the truth."""
     progress = options.progress or (lambda stage, done, total: None)
     protocol = ProtocolConfig(
         friction_duration=FRICTION_DURATION_S, pwm_duration=PWM_DURATION_S, sim=ActuatorSimConfig(seed=options.seed)
@@ -90,7 +90,7 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
     stages = 4
 
     # ---- right leg: Table 1 and Fig. 10 --------------------------------------------------------------
-    progress("seed 000", 0, stages)
+    progress("Guedelha et al. 2021", 0, stages)
     leg = load_robot_config("icub_right_leg")
     leg_plant = plant_from_config(leg)
     leg_results = identify_uncoupled(leg_plant, leg.joint_parameters[0].friction, protocol)
@@ -129,14 +129,14 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
     )
 
     # ---- torso: motor-wise vs joint-wise, exact and wrong coupling -----------------------------------
-    progress("seed 000", 1, stages)
+    progress("Guedelha et al. 2021", 1, stages)
     torso = load_robot_config("icub_torso")
     torso_plant = plant_from_config(torso)
     group = torso_plant.transmission.groups[0]
     shape = torso.motor_drives()[0].friction
     motor_records = run_group_experiments(torso_plant, group.name, mode="motor", protocol=protocol)
     joint_records = run_group_experiments(torso_plant, group.name, mode="joint", protocol=protocol)
-    progress("seed 000", 2, stages)
+    progress("Guedelha et al. 2021", 2, stages)
     wrong = perturbed_coupling(group, ratio_error=COUPLING_ERROR)
     off = f"T {100 * COUPLING_ERROR:g} % off"
     variants = {
@@ -168,7 +168,7 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
     )
 
     # ---- PWM feedforward on the leg ------------------------------------------------------------------
-    progress("seed 000", 3, stages)
+    progress("Guedelha et al. 2021", 3, stages)
     runs = feedforward_tracking(
         leg_plant, leg_results, replace(protocol.sim, seed=options.seed + 5), TRACKING_DURATION_S
     )
@@ -182,7 +182,7 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
     checks["friction compensation cuts the joint torque tracking error at least 3x"] = (
         tracking[True] * 3.0 < tracking[False]
     )
-    progress("seed 000", 4, stages)
+    progress("Guedelha et al. 2021", 4, stages)
 
     return Reproduction(
         paper="guedelha",

@@ -1,4 +1,4 @@
-"""Seed 001 (Kolathaya et al.): online identification with an R² gate, section VI, beside ours.
+"""Kolathaya et al. 2016 (Kolathaya et al.): online identification with an R² gate, section VI, beside ours.
 
 What is reproduced: the online experiment of section VI on our simulated 4-DoF Valkyrie-like arm
 (`valkyrie_arm` scenario, ROS-free closed loop of `motor_ident.scenario.closed_loop`, the identifier
@@ -28,7 +28,7 @@ from motor_ident.core.rigid_body.regressor import unit_parameter_regressor
 from motor_ident.papers.reproduction import ReproduceOptions, Reproduction
 from motor_ident.scenario.closed_loop import ClosedLoop, build_closed_loop
 
-TITLE = "Seed 001, Kolathaya et al., section VI: online identification with an R2 gate (Fig. 6-7)"
+TITLE = "Kolathaya et al. 2016, section VI: online identification with an R2 gate (Fig. 6-7)"
 SCENARIO = "valkyrie_arm"
 PAPER_WINDOW = 50  # samples in the buffer
 PAPER_REFIT_HZ = 3.0  # refit (and sampling) rate of the buffer [Hz]

@@ -1,18 +1,18 @@
-"""Seed 004's experiments on the simulated ``elastic_arm6``: bidirectional sweeps and excitation records.
+"""Liu et al.'s experiments on the simulated ``elastic_arm6``: bidirectional sweeps and excitation records.
 
 The arm (`motor_ident.sim.elastic.ElasticArm`) is driven by a motor-side PID around a rigid-body
 feedforward of the config's nominal model (the motor reference is wound up by the spring:
 ``theta_m_ref = q_ref + tau_ff / K``), which tracks any smooth link reference well enough to
 identify from, and is stable for any positive gains (collocated feedback).
 
-Link friction of the simulated arm is seed 004's direction-dependent model (eq. 9-10,
+Link friction of the simulated arm is Liu et al.'s direction-dependent model (eq. 9-10,
 `motor_ident.core.actuators.friction` ``directional``) with `LIU_FRICTION_THRESHOLD` and `liu_friction_truth`;
 the harmonic drive adds its load-dependent loss ``mu |tau_j| tanh(v_m / v_s)`` and the rotor its
 viscous damping, which no velocity-only friction model explains.
 
 - `bidirectional_sweeps`: every joint at constant speed forward, then backward over the same
-  positions (seed 004 eq. 5-8), at a list of speeds; returns aligned pairs of passes.
-- `excitation_record`: a Fourier excitation (seed 004 eq. 15) played through the arm, recorded as
+  positions (Liu et al. 2023, eq. 5-8), at a list of speeds; returns aligned pairs of passes.
+- `excitation_record`: a Fourier excitation (Liu et al. 2023, eq. 15) played through the arm, recorded as
   the sensors give it (quantised encoders, noisy motor torque).
 """
 
@@ -32,8 +32,8 @@ from motor_ident.sim.elastic import ElasticArm, EncoderConfig, load_elastic_join
 FloatArray = NDArray[np.float64]
 
 ROBOT = "elastic_arm6"
-LIU_FRICTION_THRESHOLD = 0.06  # lambda of seed 004 eq. 9 in the simulated arm [rad/s]
-# eps of seed 004 eq. 10 in the simulated arm [rad/s]. The paper's 1e-4 makes friction a stiff damper
+LIU_FRICTION_THRESHOLD = 0.06  # lambda of Liu et al. 2023, eq. 9 in the simulated arm [rad/s]
+# eps of Liu et al. 2023, eq. 10 in the simulated arm [rad/s]. The paper's 1e-4 makes friction a stiff damper
 # near v = 0 (slope kc / eps) that explicit integration of the light wrist links cannot follow
 # (h kc / (eps J_l) must stay below 2), so the simulated arm uses a wider transition.
 LIU_FRICTION_EPS = 0.02
@@ -52,7 +52,7 @@ PD_KI = 10.0 * PD_KP  # motor-side integral gain [N m/(rad s)]: no lag on consta
 
 
 def liu_friction_shape(threshold: float = LIU_FRICTION_THRESHOLD) -> FrictionShape:
-    """The directional friction shape of the simulated arm (seed 004 eq. 9-10)."""
+    """The directional friction shape of the simulated arm (Liu et al. 2023, eq. 9-10)."""
     return FrictionShape(kind=FrictionKind.DIRECTIONAL, direction_threshold=threshold, direction_eps=LIU_FRICTION_EPS)
 
 
@@ -99,7 +99,7 @@ class ArmSetup:
 
 
 def arm_setup(*, rate_hz: float = 200.0, torque_noise_std: float = 0.02) -> ArmSetup:
-    """The elastic_arm6 setup used by seed 004's reproduction and tests."""
+    """The elastic_arm6 setup used by Liu et al.'s reproduction and tests."""
     from motor_ident.io.robot_config import load_robot_config
 
     config = load_robot_config(ROBOT)
@@ -192,7 +192,7 @@ def bidirectional_sweeps(
     settle_time: float = 0.4,
     seed: int = 0,
 ) -> list[SweepPair]:
-    """Constant-speed forward/backward passes of every joint at once (seed 004 eq. 5-8).
+    """Constant-speed forward/backward passes of every joint at once (Liu et al. 2023, eq. 5-8).
 
     Each pass moves all joints at ``speed`` for ``settle_time + pass_time`` s, centred on
     ``q_center``; only the last ``pass_time`` s (constant speed, acceleration transients gone) are

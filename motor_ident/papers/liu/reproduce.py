@@ -1,4 +1,4 @@
-"""Seed 004 (Liu et al., Actuators 2023): three-loop double-encoder identification, Table 4 beside ours.
+"""Liu et al. 2023 (Liu et al., Actuators 2023): three-loop double-encoder identification, Table 4 beside ours.
 
 What is reproduced, on the simulated ``elastic_arm6`` (`motor_ident.papers.liu.experiments`:
 UR5-like arm with harmonic drives, motor and link encoders, direction-dependent link friction with
@@ -60,7 +60,7 @@ from motor_ident.papers.reproduction import ReproduceOptions, Reproduction
 
 FloatArray = NDArray[np.float64]
 
-TITLE = "Seed 004, Liu et al. (Actuators 2023), Table 4: held-out torque RMSE, plain WLS vs three-loop + GMR"
+TITLE = "Liu et al. 2023 (Actuators), Table 4: held-out torque RMSE, plain WLS vs three-loop + GMR"
 PAPER_RMSE_WLS = (2.3376, 2.1278, 1.5395, 0.3361, 0.7101, 0.2578)  # Table 4 [N m]
 PAPER_RMSE_OURS = (1.9594, 1.7345, 1.1609, 0.3027, 0.5852, 0.2096)  # Table 4 [N m]
 
@@ -113,7 +113,7 @@ def _signals(record: ArmRecord, window_s: float) -> _Signals:
 
 
 def friction_loop(setup: ArmSetup, settings: LiuSettings) -> list[DirectionalFrictionFit]:
-    """Loop 1: bidirectional passes -> (tau_1 - tau_2) / 2 -> seed 004 eq. 9-10 per joint."""
+    """Loop 1: bidirectional passes -> (tau_1 - tau_2) / 2 -> Liu et al. 2023, eq. 9-10 per joint."""
     pairs = bidirectional_sweeps(
         setup,
         settings.speeds,
@@ -198,7 +198,7 @@ def run(
 
 
 def reproduce(options: ReproduceOptions) -> Reproduction:
-    """Run the reproduction of seed 004's Table 4 (see the module docstring)."""
+    """Run the reproduction of Liu et al.'s Table 4 (see the module docstring)."""
     settings = LiuSettings()
     result = run(settings, seed=options.seed, progress=options.progress)
     rmse = result["rmse"]

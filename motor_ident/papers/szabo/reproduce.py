@@ -1,4 +1,4 @@
-"""Seed 002 (Szabo, Szadeczky-Kardoss 2021): LS and WLS on the 3-DoF DH arm, Table 2 beside ours.
+"""Szabó & Szádeczky-Kardoss 2021 (Szabo, Szadeczky-Kardoss 2021): LS and WLS on the 3-DoF DH arm, Table 2 beside ours.
 
 What is reproduced: the shipped ``szabo_3dof`` config (Table 1 DH arm, arctan friction of
 eq. 7-9 with the Table 2 friction values, no rotor inertia), an excitation optimised for the
@@ -54,7 +54,7 @@ from motor_ident.papers.reproduction import ReproduceOptions, Reproduction
 
 FloatArray = NDArray[np.float64]
 
-TITLE = "Seed 002, Szabo & Szadeczky-Kardoss (ACTA IMEKO 2021), Table 2: exact, LS and WLS (mean, variance)"
+TITLE = "Szabó & Szádeczky-Kardoss 2021 (ACTA IMEKO), Table 2: exact, LS and WLS (mean, variance)"
 ROBOT = "szabo_3dof"
 SIGMA = (0.5, 0.3, 0.7)  # torque noise per joint [N m] (paper, Figure 2 and Table 2)
 N_IDENTIFIABLE = 24  # paper, section 6
@@ -268,7 +268,7 @@ def _paper_row(expression: str) -> dict[str, Any]:
 
 
 def reproduce(options: ReproduceOptions) -> Reproduction:
-    """Run the reproduction of seed 002's Table 2 (see the module docstring)."""
+    """Run the reproduction of Szabó & Szádeczky-Kardoss's Table 2 (see the module docstring)."""
     settings = SzaboSettings()
     if options.trajectory is not None:
         from motor_ident.io.robot_config import load_robot_config

@@ -1,4 +1,4 @@
-"""Seed 003 (Xin et al., Actuators 2020): dual encoders and VREC on the two-inertia test bench, beside ours.
+"""Xin et al. 2020 (Xin et al., Actuators 2020): dual encoders and VREC on the two-inertia test bench, beside ours.
 
 What is reproduced, on the simulated bench (`motor_ident.sim.elastic.ElasticJointBench`: Table 1
 values with J_m derived for the 21 Hz resonance, see `motor_ident.core.elastic.two_inertia`; quantised motor
@@ -58,7 +58,7 @@ from motor_ident.core.elastic.two_inertia import (
 from motor_ident.papers.reproduction import ReproduceOptions, Reproduction
 from motor_ident.sim.elastic import ElasticJointBench, EncoderConfig, run_velocity_loop, simulate_open_loop
 
-TITLE = "Seed 003, Xin et al. (Actuators 2020): two-inertia FRF, VREC gain and damping, velocity ripple"
+TITLE = "Xin et al. 2020 (Actuators): two-inertia FRF, VREC gain and damping, velocity ripple"
 PAPER_K_MOTOR = {0.2: 0.08, 0.707: 0.87, 1.0: 1.41, 2.0: 3.28}  # Table 2 (J-normalised PI gains)
 PAPER_K_LINK = {0.2: -0.22, 0.707: -0.98, 1.0: -1.52, 2.0: -3.21}  # Table 4
 PAPER_ANTI_RESONANCE_HZ, PAPER_RESONANCE_HZ = 19.0, 21.0
@@ -83,7 +83,7 @@ def _row(name: str, paper: float | None, ours: float) -> dict[str, Any]:
 
 
 def reproduce(options: ReproduceOptions) -> Reproduction:
-    """Run the reproduction of seed 003 (see the module docstring); ``options`` only drives progress."""
+    """Run the reproduction of Xin et al. 2020 (see the module docstring); ``options`` only drives progress."""
     progress = options.progress
     rows: list[dict[str, Any]] = []
     checks: dict[str, bool] = {}
