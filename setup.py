@@ -33,7 +33,7 @@ setup(
         (f"share/{PACKAGE}/config/rviz", glob("config/rviz/*.rviz")),
         (f"share/{PACKAGE}/examples", glob("examples/*.npz") + glob("examples/*.yaml")),
     ],
-    python_requires=">=3.10",
+    python_requires=">=3.11",
     # Versions are pinned for reproducible installs in requirements/lock.txt; here only the floor.
     install_requires=[
         "numpy>=1.24",

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from motor_ident.core.estimation.identification import structural_base_parameters
-from motor_ident.core.estimation.online import SlidingWindowLS
+from motor_ident.core.estimation.sliding_window import SlidingWindowLS
 from motor_ident.core.rigid_body.model import random_states
 from motor_ident.io.robot_config import load_robot_config
 

@@ -9,8 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
-"$PYTHON" - <<'PY' || { echo "motor_ident needs Python >= 3.10" >&2; exit 1; }
-import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)
+"$PYTHON" - <<'PY' || { echo "motor_ident needs Python >= 3.11" >&2; exit 1; }
+import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)
 PY
 
 extras="pinocchio,test,ros"

@@ -112,7 +112,7 @@ def bench_refit(windows: tuple[int, ...] = (500, 2000, 10000), updates: int = 30
     """Refit rate on a 7-DoF arm with Stribeck friction: full re-solve vs incremental window."""
     from motor_ident.core.estimation.identification import structural_base_parameters
     from motor_ident.core.estimation.least_squares import RegressionStatistics
-    from motor_ident.core.estimation.online import SlidingWindowLS
+    from motor_ident.core.estimation.sliding_window import SlidingWindowLS
     from motor_ident.core.rigid_body.model import random_states
 
     regressor = _robots()[2][1]
@@ -149,7 +149,8 @@ def bench_consistency(repeats: int = 30) -> dict[str, Any]:
     so the O(b) test fails and the SDP decides (what the demo's identifier does at every refit);
     ``fast_us``: the true parameters, which pass the O(b) eigenvalue test.
     """
-    from motor_ident.core.estimation.consistency import ConsistencyChecker, physical_constraints
+    from motor_ident.core.estimation.consistency import ConsistencyChecker
+    from motor_ident.core.estimation.constraints import physical_constraints
     from motor_ident.core.estimation.identification import structural_base_parameters
     from motor_ident.core.estimation.online import IdentifierConfig, OnlineIdentifier
     from motor_ident.io.robot_config import load_robot_config

@@ -59,13 +59,9 @@ def cmd_excite(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from motor_ident.core.estimation.identification import structural_base_parameters
-    from motor_ident.core.excitation.design import (
-        ExcitationConfig,
-        ExcitationProblem,
-        baseline_trajectory,
-        design_excitation,
-        limits_from_robot,
-    )
+    from motor_ident.core.excitation.design import ExcitationConfig, ExcitationProblem
+    from motor_ident.core.excitation.limits import limits_from_robot
+    from motor_ident.core.excitation.optimise import baseline_trajectory, design_excitation
     from motor_ident.errors import ConfigError
     from motor_ident.io.robot_config import load_robot_config
     from motor_ident.io.trajectory import NamedTrajectory, save_trajectory

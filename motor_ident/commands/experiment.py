@@ -119,7 +119,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     from motor_ident.core.actuators.actuator_ident import identify_motor_gain
     from motor_ident.io.data import load_record, save_record
     from motor_ident.io.robot_config import load_robot_config
-    from motor_ident.papers.guedelha.experiments import ProtocolConfig, fit_friction_phase, run_motor_experiment
+    from motor_ident.papers.guedelha.coupled import run_motor_experiment
+    from motor_ident.papers.guedelha.protocol import ProtocolConfig, fit_friction_phase
     from motor_ident.sim.actuator import ActuatorSimConfig, plant_from_config
 
     config = load_robot_config(args.scenario)

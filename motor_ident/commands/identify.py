@@ -96,7 +96,8 @@ def cmd_identify(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from motor_ident.core.estimation.identification import identify
-    from motor_ident.io.bags import BagTopics, read_bag
+    from motor_ident.io.bags.read import read_bag
+    from motor_ident.io.bags.series import BagTopics
     from motor_ident.io.data import load_record
     from motor_ident.io.params import ParameterSet, save_parameters
     from motor_ident.io.robot_config import load_robot_config

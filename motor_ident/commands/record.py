@@ -54,7 +54,7 @@ def record_scenario(
         BagError: ``out`` exists already.
     """
     from motor_ident.errors import ConfigError
-    from motor_ident.io.bags import BagWriter
+    from motor_ident.io.bags.write import BagWriter
     from motor_ident.scenario.closed_loop import build_closed_loop
 
     if not duration > 0.0:

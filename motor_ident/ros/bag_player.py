@@ -25,7 +25,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 
 from motor_ident.errors import ConfigError
-from motor_ident.io.bags import RawMessage, raw_messages
+from motor_ident.io.bags.read import RawMessage, raw_messages
 from motor_ident.ros.conversions import seconds_to_stamp
 
 REPLAY_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)

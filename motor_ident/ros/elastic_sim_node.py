@@ -22,8 +22,8 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from motor_ident.core.elastic.two_inertia import xin_bench_parameters
 from motor_ident.errors import ConfigError, MotorIdentError
+from motor_ident.papers.xin.bench import xin_bench_parameters
 from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, run_node
 from motor_ident.ros.conversions import OK, WARN, array_values, make_joint_state, make_status
 from motor_ident.sim.elastic import ElasticJointBench, EncoderConfig

@@ -37,8 +37,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 
+from motor_ident.core.estimation.gate import GateConfig
 from motor_ident.core.estimation.identification import structural_base_parameters
-from motor_ident.core.estimation.online import GateConfig, IdentifierConfig, OnlineIdentifier
+from motor_ident.core.estimation.online import IdentifierConfig, OnlineIdentifier
 from motor_ident.errors import ConfigError
 from motor_ident.io.params import ParameterSet, load_parameters, save_parameters
 from motor_ident.ros.common import IDENTIFIER_STATE_QOS, LATCHED_QOS, declare, robot_from_parameters, run_node

@@ -29,9 +29,10 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from motor_ident.core.control.vrec import XIN_MOTOR_KI, XIN_MOTOR_KP, VrecConfig, VrecController, design_gain
-from motor_ident.core.elastic.two_inertia import TwoInertiaParameters, xin_bench_parameters
+from motor_ident.core.control.vrec import VrecConfig, VrecController, design_gain
+from motor_ident.core.elastic.two_inertia import TwoInertiaParameters
 from motor_ident.errors import ConfigError, MotorIdentError
+from motor_ident.papers.xin.bench import XIN_MOTOR_KI, XIN_MOTOR_KP, xin_bench_parameters
 from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, run_node
 from motor_ident.ros.conversions import (
     OK,

@@ -18,8 +18,9 @@ import yaml
 from numpy.typing import NDArray
 
 from motor_ident.core.control.computed_torque import ComputedTorque, FeedforwardConfig, ModelBlend, saturate
+from motor_ident.core.estimation.gate import GateConfig
 from motor_ident.core.estimation.identification import structural_base_parameters
-from motor_ident.core.estimation.online import GateConfig, IdentifierConfig, OnlineIdentifier
+from motor_ident.core.estimation.online import IdentifierConfig, OnlineIdentifier
 from motor_ident.core.excitation.fourier import ramp_in, random_fourier_trajectory
 from motor_ident.errors import ConfigError
 from motor_ident.io.robot_config import config_directories, load_robot_config

@@ -28,9 +28,10 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
-from motor_ident.core.elastic.two_inertia import XIN_GEAR_RATIO, XIN_RATE_HZ, TwoInertiaParameters
+from motor_ident.core.elastic.two_inertia import TwoInertiaParameters
 from motor_ident.core.rigid_body.model import RobotModel, forward_dynamics
 from motor_ident.errors import ConfigError
+from motor_ident.papers.xin.bench import XIN_GEAR_RATIO, XIN_RATE_HZ
 
 FloatArray = NDArray[np.float64]
 

@@ -89,7 +89,7 @@ def test_identify_flags_a_reversed_torque_sign(tmp_path: Path) -> None:
     """A torque sensor wired with the wrong sign on the elbow: the fit is still reported, but as
     physically inconsistent (the elbow's friction comes out negative) with a pointer to
     --method sdp; the correct record is consistent, and --method sdp returns valid links."""
-    from motor_ident.core.estimation.consistency import physical_constraints, violations
+    from motor_ident.core.estimation.constraints import physical_constraints, violations
 
     data = tmp_path / "record.npz"
     args = ["--robot", "valkyrie_arm", "--duration", "20", "--rate", "100", "--noise", "0.05"]

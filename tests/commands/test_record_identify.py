@@ -48,7 +48,7 @@ def identified(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def test_record_writes_the_standard_topics(identified: dict[str, Path]) -> None:
     """The recorded MCAP holds joint and motor states, commands and the gate, at the simulator's rate."""
-    from motor_ident.io.bags import read_bag
+    from motor_ident.io.bags.read import read_bag
 
     data = read_bag(identified["bag"])
     assert data.storage == "mcap" and data.warnings == ()
@@ -62,7 +62,7 @@ def test_record_writes_the_standard_topics(identified: dict[str, Path]) -> None:
 
 def test_identify_from_bag_recovers_the_simulated_arm(identified: dict[str, Path]) -> None:
     """Held-out R2 >= 0.95; friction and noise-free torques of the estimate match the simulator's truth."""
-    from motor_ident.io.bags import read_bag
+    from motor_ident.io.bags.read import read_bag
     from motor_ident.io.params import load_parameters
     from motor_ident.io.robot_config import load_robot_config
     from motor_ident.scenario.closed_loop import build_closed_loop
@@ -92,7 +92,7 @@ def test_identify_from_bag_recovers_the_simulated_arm(identified: dict[str, Path
 
 def test_online_replay_reproduces_the_recorded_identifier(identified: dict[str, Path]) -> None:
     """identify --online runs the node's estimator over the bag: same gate time and R2 as recorded live."""
-    from motor_ident.io.bags import read_bag
+    from motor_ident.io.bags.read import read_bag
 
     online = json.loads(identified["json"].read_text())["online"]
     data = read_bag(identified["bag"])
@@ -166,7 +166,7 @@ def test_record_and_identify_refuse_bad_input(identified: dict[str, Path], tmp_p
     assert "exists already" in capsys.readouterr().err
     assert main(["record", "--out", str(tmp_path / "new"), "--duration", "0"]) == 2
     assert "--duration = 0.0" in capsys.readouterr().err
-    from motor_ident.io.bags import BagWriter
+    from motor_ident.io.bags.write import BagWriter
 
     with BagWriter(tmp_path / "motors") as bag:
         bag.joint_state("/motor_states", 0.1, ["m"], [0.0], [0.0], [0.0])

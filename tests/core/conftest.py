@@ -10,7 +10,7 @@ import pytest
 def arm() -> dict:
     """valkyrie_arm: regressor, base map, true parameters, physical constraints, and the held-out
     torque RMSE [N m] of base parameters on a noise-free 20 s excitation record."""
-    from motor_ident.core.estimation.consistency import physical_constraints
+    from motor_ident.core.estimation.constraints import physical_constraints
     from motor_ident.core.estimation.identification import structural_base_parameters
     from motor_ident.io.robot_config import load_robot_config
     from motor_ident.sim.synthetic import excitation_record

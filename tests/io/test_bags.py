@@ -8,17 +8,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from motor_ident.io.bags import (
+from motor_ident.io.bags.read import read_bag
+from motor_ident.io.bags.series import (
     BagError,
-    BagWriter,
     CorruptBagError,
     EmptyBagError,
     MissingTopicError,
     UnsupportedTypeError,
     align,
-    read_bag,
     resample,
 )
+from motor_ident.io.bags.write import BagWriter
 
 JOINTS = ("j1", "j2", "j3")
 

@@ -43,7 +43,7 @@ def test_replayed_bag_gives_the_offline_estimate_and_a_loop_resets_cleanly(bag: 
     from std_msgs.msg import Bool, Float64MultiArray
 
     from motor_ident.core.estimation.identification import identify
-    from motor_ident.io.bags import read_bag
+    from motor_ident.io.bags.read import read_bag
     from motor_ident.ros.bag_player import BagPlayer
     from motor_ident.ros.common import LATCHED_QOS
     from motor_ident.ros.identifier_node import IdentifierNode

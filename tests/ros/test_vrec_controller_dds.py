@@ -77,8 +77,8 @@ def test_vrec_command_and_dual_encoder_signals(dds) -> None:
     """One update equals the core VREC law; deformation, its rate and v_r are published; the limit holds."""
     from std_msgs.msg import Float64MultiArray
 
-    from motor_ident.core.control.vrec import XIN_MOTOR_KI, XIN_MOTOR_KP, VrecConfig, VrecController, design_gain
-    from motor_ident.core.elastic.two_inertia import xin_bench_parameters
+    from motor_ident.core.control.vrec import VrecConfig, VrecController, design_gain
+    from motor_ident.papers.xin.bench import XIN_MOTOR_KI, XIN_MOTOR_KP, xin_bench_parameters
     from motor_ident.ros.conversions import make_joint_state
 
     node = dds["node"]

@@ -65,8 +65,8 @@ def _closed_loop() -> tuple[float, float, int, int]:
 
 def _core_loop(gain: float) -> float:
     """The same bench and loop without ROS (as motor-ident reproduce xin): link velocity std over the last second."""
-    from motor_ident.core.control.vrec import XIN_MOTOR_KI, XIN_MOTOR_KP, VrecConfig, VrecController
-    from motor_ident.core.elastic.two_inertia import xin_bench_parameters
+    from motor_ident.core.control.vrec import VrecConfig, VrecController
+    from motor_ident.papers.xin.bench import XIN_MOTOR_KI, XIN_MOTOR_KP, xin_bench_parameters
     from motor_ident.sim.elastic import ElasticJointBench, EncoderConfig, run_velocity_loop
 
     plant = xin_bench_parameters()

@@ -13,17 +13,15 @@ import pytest
 from numpy.testing import assert_allclose
 
 from motor_ident.io.robot_config import load_robot_config
-from motor_ident.papers.guedelha.experiments import (
-    ChainResult,
-    ProtocolConfig,
+from motor_ident.papers.guedelha.coupled import (
     feedforward_tracking,
     identify_joint_wise,
     identify_motor_wise,
-    identify_uncoupled,
     perturbed_coupling,
     run_group_experiments,
     worst_errors,
 )
+from motor_ident.papers.guedelha.protocol import ChainResult, ProtocolConfig, identify_uncoupled
 from motor_ident.sim.actuator import ActuatorPlant, ActuatorSimConfig, oscillation, plant_from_config, simulate
 
 PROTOCOL = ProtocolConfig(friction_duration=10.0, pwm_duration=6.0, sim=ActuatorSimConfig(seed=3))

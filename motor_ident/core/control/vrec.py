@@ -52,10 +52,6 @@ ComplexArray = NDArray[np.complex128]
 
 SIDES = ("motor", "link")
 
-# Xin et al. 2020, Table 3 / section 3.3 PI gains (motor side) and Table 5 (link side).
-XIN_MOTOR_KP, XIN_MOTOR_KI = 480.0, 2400.0
-XIN_LINK_KP, XIN_LINK_KI = 168.0, 1200.0
-
 
 @dataclass(frozen=True)
 class VrecConfig:

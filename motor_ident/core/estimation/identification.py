@@ -13,12 +13,9 @@ from enum import Enum
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from motor_ident.core.estimation.consistency import (
-    ConsistencyChecker,
-    ConsistencyResult,
-    consistent_least_squares,
-    physical_constraints,
-)
+from motor_ident.core.estimation.consistency import ConsistencyChecker, ConsistencyResult
+from motor_ident.core.estimation.consistent_fit import consistent_least_squares
+from motor_ident.core.estimation.constraints import physical_constraints
 from motor_ident.core.estimation.least_squares import Fit, FitMetrics, RegressionStatistics
 from motor_ident.core.rigid_body.base_params import BaseParameters, base_parameters
 from motor_ident.core.rigid_body.model import random_states

@@ -60,170 +60,29 @@ better scaled for finite-difference gradients) and the D-criterion as is.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
 
 import numpy as np
 import scipy.linalg
 import scipy.optimize
 from numpy.typing import ArrayLike, NDArray
 
+from motor_ident.core.excitation.criteria import (
+    _SINGULAR_OBJECTIVE,
+    Criterion,
+    condition_number,
+    d_optimality,
+    frobenius_condition,
+)
 from motor_ident.core.excitation.fourier import FourierTrajectory, random_fourier_trajectory
+from motor_ident.core.excitation.limits import ExcitationLimits
 from motor_ident.core.rigid_body.base_params import BaseParameters
-from motor_ident.core.rigid_body.model import RobotModel, inverse_dynamics, random_states
+from motor_ident.core.rigid_body.model import inverse_dynamics, random_states
 from motor_ident.core.rigid_body.regressor import Regressor
 from motor_ident.errors import ConfigError
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-
-# Value returned for a rank-deficient regressor (the trajectory leaves a base parameter unexcited).
-_SINGULAR = 1e15
-# Objective value of a singular regressor, above log(_SINGULAR) and any D-criterion met in practice.
-_SINGULAR_OBJECTIVE = 1e3
-
-
-class Criterion(str, Enum):
-    """Excitation criterion to minimise."""
-
-    COND = "cond"
-    FROBENIUS = "frobenius"
-    BLOCK = "block"
-    DOPT = "dopt"
-
-
-def condition_number(W: ArrayLike) -> float:
-    """2-norm condition number s_max / s_min of a matrix W (m, r); `_SINGULAR` when rank deficient."""
-    s = np.linalg.svd(np.asarray(W, dtype=float), compute_uv=False)
-    if s.size == 0 or not s[-1] > s[0] * 1e-14:
-        return _SINGULAR
-    return float(s[0] / s[-1])
-
-
-def frobenius_condition(W: ArrayLike) -> float:
-    """Frobenius condition number of W'W (Szabó & Szádeczky-Kardoss 2021, eq. 20): |W'W|_F |(W'W)^-1|_F, from W (m, r).
-
-    With the singular values s of W, |W'W|_F^2 = sum s^4 and |(W'W)^-1|_F^2 = sum s^-4.
-    """
-    s = np.linalg.svd(np.asarray(W, dtype=float), compute_uv=False)
-    if s.size == 0 or not s[-1] > s[0] * 1e-14:
-        return _SINGULAR
-    x = s / s[0]  # scale-free: CondF is invariant to scaling W, and this avoids overflow
-    return float(np.sqrt(np.sum(x**4) * np.sum(x**-4.0)))
-
-
-def d_optimality(W: ArrayLike, n_samples: int) -> float:
-    """-log det(W'W / n_samples) for W (m, r): D-criterion of the information per sample."""
-    W = np.asarray(W, dtype=float)
-    s = np.linalg.svd(W, compute_uv=False)
-    if s.size == 0 or not s[-1] > s[0] * 1e-14:
-        return _SINGULAR_OBJECTIVE
-    return float(-2.0 * np.sum(np.log(s)) + s.size * np.log(n_samples))
-
-
-@dataclass(frozen=True)
-class ExcitationLimits:
-    """Bounds the excitation must respect, per joint (shape (n,) each).
-
-    Attributes:
-        position_lower: lowest position [rad]; -inf where unlimited.
-        position_upper: highest position [rad]; +inf where unlimited.
-        velocity: largest |qd| [rad/s], > 0.
-        acceleration: largest |qdd| [rad/s^2], > 0.
-        torque: largest |tau| [N m], > 0, or None for no torque constraint.
-    """
-
-    position_lower: FloatArray
-    position_upper: FloatArray
-    velocity: FloatArray
-    acceleration: FloatArray
-    torque: FloatArray | None = None
-
-    def __post_init__(self) -> None:
-        lower = np.atleast_1d(np.asarray(self.position_lower, dtype=float))
-        n = lower.shape[0]
-        arrays = {"position_lower": lower}
-        for key in ("position_upper", "velocity", "acceleration", "torque"):
-            value = getattr(self, key)
-            if value is None:
-                continue
-            arr = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
-            arrays[key] = arr
-        upper = arrays["position_upper"]
-        if np.any(np.isnan(lower)) or np.any(np.isnan(upper)) or np.any(upper <= lower):
-            raise ConfigError(
-                f"position limits lower {lower.tolist()}, upper {upper.tolist()}: expected lower < upper per joint"
-            )
-        for key in ("velocity", "acceleration", "torque"):
-            if key in arrays and not np.all(np.isfinite(arrays[key]) & (arrays[key] > 0.0)):
-                raise ConfigError(f"{key} limits {arrays[key].tolist()}: expected finite numbers > 0 per joint")
-        for key, arr in arrays.items():
-            object.__setattr__(self, key, arr)
-
-    @property
-    def n(self) -> int:
-        """Number of joints."""
-        return int(self.position_lower.shape[0])
-
-    @property
-    def centre(self) -> FloatArray:
-        """Mid-range positions (0 where a joint is unlimited), shape (n,) [rad]."""
-        finite = np.isfinite(self.position_lower) & np.isfinite(self.position_upper)
-        return np.where(finite, 0.5 * (self.position_lower + self.position_upper), 0.0)
-
-
-def limits_from_robot(
-    robot: RobotModel,
-    *,
-    acceleration: float | ArrayLike,
-    position_margin: float = 0.0,
-    velocity_fraction: float = 1.0,
-    torque_fraction: float | None = None,
-) -> ExcitationLimits:
-    """Excitation limits from the URDF's joint limits plus a configured acceleration limit.
-
-    Args:
-        robot: the model (limits read at ``robot.q_index`` / ``robot.v_index``).
-        acceleration: largest |qdd| per joint or for all [rad/s^2].
-        position_margin: kept away from each position limit [rad].
-        velocity_fraction: fraction of the URDF velocity limit to use (0, 1].
-        torque_fraction: fraction of the URDF effort limit to use, or None for no torque bound.
-
-    Raises:
-        ConfigError: a URDF limit is missing (zero) or a setting is out of range.
-    """
-    if not 0.0 < velocity_fraction <= 1.0:
-        raise ConfigError(f"velocity_fraction = {velocity_fraction!r}: expected 0 < fraction <= 1")
-    if not position_margin >= 0.0:
-        raise ConfigError(f"position_margin = {position_margin!r}: expected >= 0 rad")
-    lower = np.array(robot.model.lowerPositionLimit[robot.q_index], dtype=float)
-    upper = np.array(robot.model.upperPositionLimit[robot.q_index], dtype=float)
-    unlimited = robot.continuous | ~np.isfinite(lower) | ~np.isfinite(upper) | (upper <= lower)
-    lower = np.where(unlimited, -np.inf, lower + position_margin)
-    upper = np.where(unlimited, np.inf, upper - position_margin)
-    if np.any(upper <= lower):
-        raise ConfigError(f"position_margin = {position_margin!r} rad leaves no range on some joint")
-    velocity = np.array(robot.model.velocityLimit[robot.v_index], dtype=float)
-    for name, v in zip(robot.joint_names, velocity):
-        if not (np.isfinite(v) and v > 0.0):
-            raise ConfigError(f"URDF velocity limit of joint {name!r} is {v!r}: expected a finite value > 0")
-    torque = None
-    if torque_fraction is not None:
-        if not 0.0 < torque_fraction <= 1.0:
-            raise ConfigError(f"torque_fraction = {torque_fraction!r}: expected 0 < fraction <= 1")
-        effort = np.array(robot.model.effortLimit[robot.v_index], dtype=float)
-        for name, e in zip(robot.joint_names, effort):
-            if not (np.isfinite(e) and e > 0.0):
-                raise ConfigError(f"URDF effort limit of joint {name!r} is {e!r}: expected a finite value > 0")
-        torque = torque_fraction * effort
-    return ExcitationLimits(
-        position_lower=lower,
-        position_upper=upper,
-        velocity=velocity_fraction * velocity,
-        acceleration=np.broadcast_to(np.asarray(acceleration, dtype=float), (robot.n,)),
-        torque=torque,
-    )
 
 
 @dataclass(frozen=True)
@@ -638,131 +497,3 @@ class ExcitationProblem:
             q0=self.q0,
         )
         return self.fit_to_limits(self.trajectory(self.coordinates(raw)), fill)
-
-
-def baseline_trajectory(
-    problem: ExcitationProblem,
-    rng: np.random.Generator,
-    *,
-    velocity_amplitude: float = 1.0,
-    fill_limits: bool = False,
-) -> FourierTrajectory:
-    """A random Fourier trajectory within the same limits and harmonics, to compare an optimum with.
-
-    Args:
-        problem: gives the limits, harmonics, base frequency and q0 (mid-range).
-        rng: random generator.
-        velocity_amplitude: bound on each joint's speed of the draw [rad/s] (capped at the
-            velocity limits): `random_fourier_trajectory` as the excitation node uses it.
-        fill_limits: project the draw on the rest-to-rest coefficients and scale it until its
-            tightest limit is reached (a random trajectory that uses the limits fully) instead
-            of only shrinking it when it exceeds a limit.
-    """
-    if fill_limits:
-        return problem.random_start(rng, fill=1.0)
-    raw = random_fourier_trajectory(
-        rng,
-        n=problem.n,
-        harmonics=problem.harmonics,
-        base_frequency=problem.config.base_frequency,
-        velocity_amplitude=np.minimum(velocity_amplitude, problem.limits.velocity),
-        q0=problem.q0,
-    )
-    return raw if problem.feasible_scale(raw) >= 1.0 else problem.fit_to_limits(raw)
-
-
-def _optimise_from(problem: ExcitationProblem, start: FourierTrajectory) -> tuple[FourierTrajectory, float, FloatArray]:
-    """One local optimisation; returns the feasible result, its criterion value and the history."""
-    config = problem.config
-    history = [problem.criterion_value(start)]
-
-    def record(x: FloatArray, *_: object) -> bool:
-        history.append(problem.criterion_value(problem.trajectory(x)))
-        return False
-
-    x0 = problem.coordinates(start)
-    nonlinear = problem.limits.torque is not None
-    tmax = problem.limits.torque
-
-    def torque_margin(x: FloatArray) -> FloatArray:
-        tau = problem.torque(problem.trajectory(x))
-        return np.concatenate([(tmax - tau).ravel(), (tmax + tau).ravel()])
-
-    if config.method == "SLSQP":
-        constraints: list[dict[str, object]] = [
-            {"type": "ineq", "fun": lambda x: problem.h - problem.G @ x, "jac": lambda x: -problem.G}
-        ]
-        if nonlinear:
-            constraints.append({"type": "ineq", "fun": torque_margin})
-        result = scipy.optimize.minimize(
-            problem.objective,
-            x0,
-            method="SLSQP",
-            constraints=constraints,
-            callback=record,
-            options={"maxiter": config.max_iterations, "ftol": 1e-6},
-        )
-    else:
-        cons: list[scipy.optimize.LinearConstraint | scipy.optimize.NonlinearConstraint] = [
-            scipy.optimize.LinearConstraint(problem.G, -np.inf, problem.h)
-        ]
-        if nonlinear:
-            cons.append(scipy.optimize.NonlinearConstraint(torque_margin, 0.0, np.inf))
-        result = scipy.optimize.minimize(
-            problem.objective,
-            x0,
-            method="trust-constr",
-            constraints=cons,
-            callback=record,
-            options={"maxiter": config.max_iterations},
-        )
-    trajectory = problem.trajectory(result.x)
-    if problem.feasible_scale(trajectory) < 1.0:
-        trajectory = problem.fit_to_limits(trajectory)
-    value = problem.criterion_value(trajectory)
-    outside_torque = nonlinear and bool(np.any(torque_margin(problem.coordinates(trajectory)) < -1e-6))
-    if outside_torque or not value <= history[0]:
-        # The solver ended outside the torque bound or worse than it began: keep the start.
-        trajectory, value = start, history[0]
-    history.append(value)
-    return trajectory, value, np.asarray(history)
-
-
-def design_excitation(
-    problem: ExcitationProblem, *, progress: Callable[[int, float], None] | None = None
-) -> ExcitationResult:
-    """Multi-start optimisation of the excitation (seeded by ``problem.config.seed``).
-
-    Args:
-        problem: the set-up problem.
-        progress: called as ``progress(starts_done, best_value)`` after each start.
-
-    Returns:
-        The best trajectory over all starts with its criterion and history.
-    """
-    config = problem.config
-    rng = np.random.default_rng(config.seed)
-    best: tuple[FourierTrajectory, float, int] | None = None
-    histories: list[FloatArray] = []
-    values: list[float] = []
-    for k in range(config.starts):
-        start = problem.random_start(rng)
-        trajectory, value, history = _optimise_from(problem, start)
-        histories.append(history)
-        values.append(value)
-        if best is None or value < best[1]:
-            best = (trajectory, value, k)
-        if progress is not None:
-            progress(k + 1, best[1])
-    assert best is not None
-    trajectory, value, index = best
-    return ExcitationResult(
-        trajectory=trajectory,
-        criterion=config.criterion,
-        criterion_value=value,
-        condition_number=condition_number(problem.base_regressor(trajectory, weighted=False)),
-        history=tuple(histories),
-        start_values=np.asarray(values),
-        best_start=index,
-        evaluations=problem.evaluations,
-    )

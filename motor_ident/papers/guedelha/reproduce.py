@@ -32,16 +32,15 @@ from typing import Any
 import numpy as np
 
 from motor_ident.io.robot_config import load_robot_config
-from motor_ident.papers.guedelha.experiments import (
-    ProtocolConfig,
+from motor_ident.papers.guedelha.coupled import (
     feedforward_tracking,
     identify_joint_wise,
     identify_motor_wise,
-    identify_uncoupled,
     perturbed_coupling,
     run_group_experiments,
     worst_errors,
 )
+from motor_ident.papers.guedelha.protocol import ProtocolConfig, identify_uncoupled
 from motor_ident.papers.reproduction import ReproduceOptions, Reproduction
 from motor_ident.sim.actuator import ActuatorSimConfig, plant_from_config
 

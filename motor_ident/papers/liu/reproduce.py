@@ -32,15 +32,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from motor_ident.core.elastic.dual_encoder import deformation_rate
-from motor_ident.core.elastic.elastic_ident import (
+from motor_ident.core.elastic.directional_friction import (
     DirectionalFrictionFit,
-    ResidualConfig,
     align_backward_pass,
     bidirectional_friction,
     fit_directional_friction,
-    identify_three_loop,
 )
+from motor_ident.core.elastic.dual_encoder import deformation_rate
+from motor_ident.core.elastic.residual import ResidualConfig
+from motor_ident.core.elastic.three_loop import identify_three_loop
 from motor_ident.core.estimation.identification import Method, identify
 from motor_ident.core.estimation.least_squares import fit_metrics
 from motor_ident.core.estimation.signals import savgol_derivatives

@@ -40,15 +40,11 @@ from numpy.typing import NDArray
 
 from motor_ident.core.estimation.identification import structural_base_parameters
 from motor_ident.core.estimation.least_squares import RegressionStatistics, ols, wls
-from motor_ident.core.excitation.design import (
-    Criterion,
-    ExcitationConfig,
-    ExcitationProblem,
-    baseline_trajectory,
-    design_excitation,
-    limits_from_robot,
-)
+from motor_ident.core.excitation.criteria import Criterion
+from motor_ident.core.excitation.design import ExcitationConfig, ExcitationProblem
 from motor_ident.core.excitation.fourier import FourierTrajectory
+from motor_ident.core.excitation.limits import limits_from_robot
+from motor_ident.core.excitation.optimise import baseline_trajectory, design_excitation
 from motor_ident.core.rigid_body.model import inverse_dynamics
 from motor_ident.papers.reproduction import ReproduceOptions, Reproduction
 

@@ -37,10 +37,6 @@ from typing import Any
 import numpy as np
 
 from motor_ident.core.control.vrec import (
-    XIN_LINK_KI,
-    XIN_LINK_KP,
-    XIN_MOTOR_KI,
-    XIN_MOTOR_KP,
     VrecConfig,
     VrecController,
     closed_form_gain,
@@ -48,14 +44,9 @@ from motor_ident.core.control.vrec import (
     design_gain,
     resonant_pair_locus,
 )
-from motor_ident.core.elastic.two_inertia import (
-    TwoInertiaParameters,
-    chirp_torque,
-    estimate_frf,
-    fit_two_inertia,
-    xin_bench_parameters,
-)
+from motor_ident.core.elastic.two_inertia import TwoInertiaParameters, chirp_torque, estimate_frf, fit_two_inertia
 from motor_ident.papers.reproduction import ReproduceOptions, Reproduction
+from motor_ident.papers.xin.bench import XIN_LINK_KI, XIN_LINK_KP, XIN_MOTOR_KI, XIN_MOTOR_KP, xin_bench_parameters
 from motor_ident.sim.elastic import ElasticJointBench, EncoderConfig, run_velocity_loop, simulate_open_loop
 
 TITLE = "Xin et al. 2020 (Actuators): two-inertia FRF, VREC gain and damping, velocity ripple"

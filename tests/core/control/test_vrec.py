@@ -7,10 +7,6 @@ import pytest
 import scipy.signal
 
 from motor_ident.core.control.vrec import (
-    XIN_LINK_KI,
-    XIN_LINK_KP,
-    XIN_MOTOR_KI,
-    XIN_MOTOR_KP,
     VrecConfig,
     VrecController,
     closed_form_gain,
@@ -19,8 +15,9 @@ from motor_ident.core.control.vrec import (
     design_gain,
     resonant_pair_locus,
 )
-from motor_ident.core.elastic.two_inertia import TwoInertiaParameters, xin_bench_parameters
+from motor_ident.core.elastic.two_inertia import TwoInertiaParameters
 from motor_ident.errors import ConfigError
+from motor_ident.papers.xin.bench import XIN_LINK_KI, XIN_LINK_KP, XIN_MOTOR_KI, XIN_MOTOR_KP, xin_bench_parameters
 from motor_ident.sim.elastic import ElasticJointBench, EncoderConfig, run_velocity_loop
 
 GAINS = {"motor": (XIN_MOTOR_KP, XIN_MOTOR_KI), "link": (XIN_LINK_KP, XIN_LINK_KI)}

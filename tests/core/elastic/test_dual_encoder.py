@@ -11,8 +11,8 @@ from motor_ident.core.elastic.dual_encoder import (
     rigid_body_velocity,
     rigid_velocity_weights,
 )
-from motor_ident.core.elastic.two_inertia import xin_bench_parameters
 from motor_ident.errors import DataError
+from motor_ident.papers.xin.bench import xin_bench_parameters
 from motor_ident.sim.elastic import ElasticJointBench, EncoderConfig
 
 

@@ -9,16 +9,18 @@ from gmr import GMM
 
 from motor_ident.core.actuators.friction import FrictionKind, FrictionShape, friction_regressor
 from motor_ident.core.control.computed_torque import ComputedTorque, FeedforwardConfig
-from motor_ident.core.elastic.elastic_ident import (
-    GaussianMixtureRegression,
-    ResidualConfig,
-    ResidualFeedforward,
-    ResidualModel,
+from motor_ident.core.elastic.directional_friction import (
     align_backward_pass,
     bidirectional_friction,
     fit_directional_friction,
+)
+from motor_ident.core.elastic.residual import (
+    GaussianMixtureRegression,
+    ResidualConfig,
+    ResidualModel,
     residual_features,
 )
+from motor_ident.core.elastic.three_loop import ResidualFeedforward
 from motor_ident.core.estimation.identification import structural_base_parameters
 from motor_ident.core.rigid_body.model import inverse_dynamics, random_states
 from motor_ident.errors import ConfigError, DataError

@@ -12,9 +12,9 @@ from motor_ident.core.elastic.two_inertia import (
     fit_two_inertia,
     frequency_response,
     motor_inertia_for_resonance,
-    xin_bench_parameters,
 )
 from motor_ident.errors import ConfigError
+from motor_ident.papers.xin.bench import xin_bench_parameters
 from motor_ident.sim.elastic import ElasticJointBench, EncoderConfig, simulate_open_loop
 
 

@@ -6,18 +6,17 @@ import numpy as np
 import pinocchio as pin
 from numpy.testing import assert_allclose
 
-from motor_ident.core.estimation.consistency import (
-    ConsistencyChecker,
-    consistent_least_squares,
+from motor_ident.core.estimation.consistency import ConsistencyChecker
+from motor_ident.core.estimation.consistent_fit import consistent_least_squares
+from motor_ident.core.estimation.constraints import physical_constraints, violations
+from motor_ident.core.estimation.identification import structural_base_parameters
+from motor_ident.core.estimation.least_squares import RegressionStatistics, ols
+from motor_ident.core.estimation.pseudo_inertia import (
     inertial_from_pseudo_inertia,
     inertial_to_log_cholesky,
     log_cholesky_to_inertial,
-    physical_constraints,
     pseudo_inertia,
-    violations,
 )
-from motor_ident.core.estimation.identification import structural_base_parameters
-from motor_ident.core.estimation.least_squares import RegressionStatistics, ols
 from motor_ident.io.robot_config import load_robot_config
 from motor_ident.sim.synthetic import excitation_record
 

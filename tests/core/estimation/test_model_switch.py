@@ -7,7 +7,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 from motor_ident.core.control.computed_torque import ComputedTorque, FeedforwardConfig, ModelBlend
-from motor_ident.core.estimation.consistency import violations
+from motor_ident.core.estimation.constraints import violations
 from motor_ident.core.estimation.online import IdentifierConfig, OnlineIdentifier
 from motor_ident.errors import ConfigError
 from motor_ident.sim.synthetic import excitation_record

@@ -8,15 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
+from motor_ident.core.estimation.gate import GateConfig, ModelGate
 from motor_ident.core.estimation.least_squares import ols, pulled_to_nominal
-from motor_ident.core.estimation.online import (
-    GateConfig,
-    IdentifierConfig,
-    ModelGate,
-    OnlineIdentifier,
-    SlidingWindowLS,
-    WindowFit,
-)
+from motor_ident.core.estimation.online import IdentifierConfig, OnlineIdentifier
+from motor_ident.core.estimation.sliding_window import SlidingWindowLS, WindowFit
 
 
 def _batch_weighted(Y: np.ndarray, tau: np.ndarray, forgetting: float) -> np.ndarray:

@@ -9,19 +9,11 @@ import numpy as np
 import pytest
 
 from motor_ident.core.estimation.identification import structural_base_parameters
-from motor_ident.core.excitation.design import (
-    Criterion,
-    ExcitationConfig,
-    ExcitationProblem,
-    ExcitationResult,
-    baseline_trajectory,
-    condition_number,
-    d_optimality,
-    design_excitation,
-    frobenius_condition,
-    limits_from_robot,
-)
+from motor_ident.core.excitation.criteria import Criterion, condition_number, d_optimality, frobenius_condition
+from motor_ident.core.excitation.design import ExcitationConfig, ExcitationProblem, ExcitationResult
 from motor_ident.core.excitation.fourier import FourierTrajectory
+from motor_ident.core.excitation.limits import limits_from_robot
+from motor_ident.core.excitation.optimise import baseline_trajectory, design_excitation
 from motor_ident.errors import ConfigError
 from motor_ident.io.robot_config import load_robot_config
 from motor_ident.io.trajectory import NamedTrajectory, load_trajectory, save_trajectory

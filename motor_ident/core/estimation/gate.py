@@ -1,0 +1,118 @@
+"""The gate: when the identified model may replace the nominal one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from motor_ident.core.estimation.consistency import ConsistencyResult
+from motor_ident.core.estimation.sliding_window import WindowFit
+from motor_ident.errors import ConfigError, EstimationError
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    """When the identified model may be used.
+
+    Attributes:
+        r2_threshold: open when every joint's R^2 reaches it (Kolathaya et al. 2016: 0.95).
+        r2_hysteresis: close only when some joint's R^2 falls below threshold - hysteresis.
+        max_condition_number: refuse a window whose regressor is worse conditioned.
+        require_full_buffer: Kolathaya et al. 2016 also required a full buffer.
+        r2_definition: ``uncentred`` (Kolathaya et al. 2016, eq. 104) or ``centred``.
+        require_consistent: open only for physically consistent estimates (checked when every
+            other condition holds; ~20 ms per refit on the 4-link valkyrie_arm when the SDP runs).
+        consistency_confidence: accept an estimate whose projection onto valid bodies costs a
+            chi-square below this quantile (r degrees of freedom), in (0, 1).
+    """
+
+    r2_threshold: float = 0.95
+    r2_hysteresis: float = 0.02
+    max_condition_number: float = 1e4
+    require_full_buffer: bool = True
+    r2_definition: str = "uncentred"
+    require_consistent: bool = True
+    consistency_confidence: float = 0.99
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.r2_threshold <= 1.0:
+            raise ConfigError(f"r2_threshold = {self.r2_threshold!r}: expected 0 < value <= 1")
+        if not 0.0 <= self.r2_hysteresis < self.r2_threshold:
+            raise ConfigError(f"r2_hysteresis = {self.r2_hysteresis!r}: expected 0 <= value < r2_threshold")
+        if not self.max_condition_number > 1.0:
+            raise ConfigError(f"max_condition_number = {self.max_condition_number!r}: expected > 1")
+        if self.r2_definition not in ("uncentred", "centred"):
+            raise ConfigError(f"r2_definition = {self.r2_definition!r}: expected 'uncentred' or 'centred'")
+        if not 0.0 < self.consistency_confidence < 1.0:
+            raise ConfigError(f"consistency_confidence = {self.consistency_confidence!r}: expected 0 < value < 1")
+
+
+class ModelGate:
+    """Hysteresis gate over window fits. `reason` says why it is closed; `consistency` holds the
+    latest physical-validity verdict (None when it was not checked)."""
+
+    def __init__(self, config: GateConfig) -> None:
+        self.config = config
+        self.open = False
+        self.reason = "no estimate yet"
+        self.forced_nominal = False
+        self.consistency: ConsistencyResult | None = None
+
+    def reset(self) -> None:
+        """Close the gate (buffers were reset)."""
+        self.open = False
+        self.reason = "buffer reset"
+        self.consistency = None
+
+    def update(
+        self,
+        fit: WindowFit | None,
+        window_full: bool,
+        check: Callable[[WindowFit], ConsistencyResult] | None = None,
+    ) -> bool:
+        """Feed the latest window fit (None when there is none); returns whether the gate is open.
+
+        ``check`` tells physical validity; it is called only when every other condition holds
+        (it may cost an SDP solve) and an error it raises closes the gate with its message.
+        """
+        cfg = self.config
+        self.consistency = None
+        if self.forced_nominal:
+            self.open, self.reason = False, "nominal model forced by the user (~/use_nominal)"
+            return False
+        if fit is None:
+            self.open, self.reason = False, "no estimate yet"
+            return False
+        r2 = fit.r2_uncentred if cfg.r2_definition == "uncentred" else fit.r2
+        worst = float(np.min(r2))
+        threshold = cfg.r2_threshold - (cfg.r2_hysteresis if self.open else 0.0)
+        if cfg.require_full_buffer and not window_full:
+            self.open, self.reason = False, f"buffer filling ({fit.count} samples)"
+        elif not np.all(np.isfinite(fit.theta)):
+            self.open, self.reason = False, "estimate is not finite"
+        elif fit.condition_number > cfg.max_condition_number:
+            self.open, self.reason = (
+                False,
+                f"condition number {fit.condition_number:.3g} > {cfg.max_condition_number:.3g}",
+            )
+        elif worst < threshold:
+            self.open, self.reason = False, f"R2 {worst:.3f} < {threshold:.3f} (joint {int(np.argmin(r2))})"
+        else:
+            self.open, self.reason = self._physical(fit, check)
+        return self.open
+
+    def _physical(self, fit: WindowFit, check: Callable[[WindowFit], ConsistencyResult] | None) -> tuple[bool, str]:
+        if check is None:
+            return True, "identified model active"
+        try:
+            self.consistency = check(fit)
+        except EstimationError as exc:
+            return False, f"consistency check failed: {exc}"
+        if not self.consistency.consistent:
+            return False, f"physically inconsistent: {self.consistency.reason}"
+        return True, f"identified model active ({self.consistency.reason})"

@@ -1,0 +1,1 @@
+"""rosbag2 recordings without ROS: reading, joint-state arrays, alignment, writing."""
