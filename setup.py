@@ -60,7 +60,7 @@ setup(
             "ros-std-srvs",
             "ros-rmw-fastrtps-cpp",
         ],
-        "test": ["pytest>=8", "hypothesis>=6", "pytest-benchmark>=4", "ruff>=0.5", "pyinstrument>=4"],
+        "test": ["pytest>=8", "hypothesis>=6", "pytest-benchmark>=4", "ruff>=0.5", "pyinstrument>=4", "mypy>=2"],
     },
     zip_safe=True,
     maintainer="motor_ident maintainers",

@@ -9,33 +9,34 @@ what to fix and exit with status 2.
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Sequence
 
+from motor_ident.commands import (
+    base_params,
+    bench,
+    demo,
+    excite,
+    experiment,
+    identify,
+    play,
+    record,
+    reproduce,
+    soak,
+    synth,
+)
 from motor_ident.errors import MotorIdentError
 
-COMMAND_MODULES = (
-    "motor_ident.commands.identify",
-    "motor_ident.commands.base_params",
-    "motor_ident.commands.synth",
-    "motor_ident.commands.demo",
-    "motor_ident.commands.bench",
-    "motor_ident.commands.soak",
-    "motor_ident.commands.excite",
-    "motor_ident.commands.reproduce",
-    "motor_ident.commands.experiment",
-    "motor_ident.commands.record",
-    "motor_ident.commands.play",
-)
+# the subcommands, in the order ``motor-ident --help`` lists them
+COMMANDS = (identify, base_params, synth, demo, bench, soak, excite, reproduce, experiment, record, play)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``motor-ident``."""
     parser = argparse.ArgumentParser(prog="motor-ident", description="Identify joint and actuator dynamics.")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+    for command in COMMANDS:
+        command.register(sub)
     return parser
 
 

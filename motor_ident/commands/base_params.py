@@ -15,7 +15,7 @@ def cmd_base_params(args: argparse.Namespace) -> int:
     config = load_robot_config(args.robot)
     regressor = config.build_regressor()
     base = structural_base_parameters(regressor)
-    friction_cols = set()
+    friction_cols: set[int] = set()
     for s in regressor.layout.friction:
         friction_cols.update(range(s.start, s.stop))
     n_base_friction = int(sum(1 for j in base.independent if j in friction_cols))

@@ -32,19 +32,19 @@ if TYPE_CHECKING:
 
 def _rss_mb() -> float:
     """Resident set size of this process [MB] (Linux /proc; NaN elsewhere)."""
-    from motor_ident.ros.runner import memory_mb
+    from motor_ident.ros.processes import memory_mb
 
     return memory_mb()
 
 
 def _robots() -> list[tuple[str, Any]]:
-    from motor_ident.core.actuators.friction import FrictionShape
+    from motor_ident.core.actuators.friction import FrictionKind, FrictionShape
     from motor_ident.core.rigid_body.model import load_robot_model
     from motor_ident.core.rigid_body.regressor import Regressor
     from motor_ident.io.robot_config import load_robot_config
     from motor_ident.io.urdf_paths import example_robot_urdf
 
-    stribeck = FrictionShape(kind="stribeck", stribeck_velocity=0.05)
+    stribeck = FrictionShape(kind=FrictionKind.STRIBECK, stribeck_velocity=0.05)
     pendulum = load_robot_model(example_robot_urdf("double_pendulum_description/urdf/double_pendulum.urdf"))
     panda = load_robot_model(
         example_robot_urdf("panda_description/urdf/panda.urdf"),
@@ -161,9 +161,11 @@ def bench_consistency(repeats: int = 30) -> dict[str, Any]:
     base = structural_base_parameters(regressor)
     theta = config.nominal_parameters(regressor)
     record, _ = excitation_record(regressor, theta, duration=5.0, rate_hz=1000.0, noise_std=0.1, seed=2)
+    qd = record.qd
+    assert qd is not None  # excitation_record gives exact velocities
     ident = OnlineIdentifier(regressor, base, 1.3 * theta, IdentifierConfig(window=500, refit_every=100))
     for k in range(record.t.size):
-        ident.add_sample(record.t[k], record.q[k], record.qd[k], record.tau[k])
+        ident.add_sample(record.t[k], record.q[k], qd[k], record.tau[k])
     fit = ident.fit
     if fit is None:
         raise RuntimeError("bench: the identifier produced no estimate")
@@ -190,16 +192,19 @@ def bench_batch(seconds: float = 600.0, rate_hz: float = 1000.0) -> dict[str, An
     record, _ = excitation_record(
         regressor, config.nominal_parameters(regressor), duration=seconds, rate_hz=rate_hz, noise_std=0.1
     )
+    qd, qdd = record.qd, record.qdd
+    assert qd is not None and qdd is not None  # excitation_record gives exact derivatives
     t0 = time.perf_counter()
-    result = identify(regressor, record.q, record.qd, record.qdd, record.tau, base=base, validate_fraction=0.2)
+    result = identify(regressor, record.q, qd, qdd, record.tau, base=base, validate_fraction=0.2)
     wall = time.perf_counter() - t0
+    assert result.heldout is not None  # validate_fraction > 0
     return {
         "record_s": seconds,
         "rate_hz": rate_hz,
         "wall_s": wall,
         "x_realtime": seconds / wall,
         "heldout_r2_min": float(result.heldout.r2.min()),
-    }  # type: ignore[union-attr]
+    }
 
 
 def bench_memory(seconds: float) -> dict[str, Any]:
@@ -273,7 +278,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     limit_blas_threads()  # as in every node process: the figures are of that configuration
     console = Console()
     quick = args.quick
-    other_executor = "single_threaded" if NODE_EXECUTOR == "events" else "events"
+    other_executor: ExecutorKind = "single_threaded" if NODE_EXECUTOR == "events" else "events"
     results: dict[str, Any] = {}
     with console.status("regressor cost ..."):
         results["regressor"] = bench_regressor()

@@ -20,7 +20,8 @@ def _run(args: argparse.Namespace, *, scenario: str) -> int:
     from rich.console import Console
 
     from motor_ident.io.demo_report import plot_run, summarize
-    from motor_ident.ros.runner import ProcessRunResult, run_scenario
+    from motor_ident.ros.processes import ProcessRunResult
+    from motor_ident.ros.runner import run_scenario
 
     console = Console()
     layout = "one process per node" if args.processes else "one process"

@@ -35,20 +35,22 @@ def online_replay(
 ) -> dict[str, Any]:
     """Run the identifier node's estimator and gate (settings of ``scenario``) over a record.
 
-    The same `OnlineIdentifier` the node wraps, built from the scenario's parameter file by
-    `build_closed_loop`, fed sample by sample: what the node would have done on this recording.
+    The same `OnlineIdentifier` the node wraps, built from the scenario's identifier settings
+    (and the robot they name) by `build_identifier`, fed sample by sample: what the node would
+    have done on this recording. No simulated plant is built.
 
     Returns:
         ``gate`` [(t, open)] at every change, ``r2_t`` (M,) and ``r2`` (M, n) at every refit (the
         gate's R^2 definition), ``gate_opened_at_s``, the final ``reason`` and ``fit``.
 
     Raises:
-        ConfigError: the scenario's robot has other joints than the record.
+        ConfigError: the scenario is invalid, or its identifier's robot has other joints than the record.
     """
     from motor_ident.errors import ConfigError
-    from motor_ident.scenario.closed_loop import build_closed_loop
+    from motor_ident.scenario.build import build_identifier
+    from motor_ident.scenario.loader import load_scenario
 
-    core = build_closed_loop(scenario).identifier
+    core = build_identifier(load_scenario(scenario).nodes["identifier"])
     if tuple(core.regressor.robot.joint_names) != tuple(joints):
         raise ConfigError(
             f"--online {scenario}: its robot has joints {list(core.regressor.robot.joint_names)}, "

@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 
 from motor_ident.commands.common import write_json
+from motor_ident.errors import ConfigError
+from motor_ident.papers.reproduction import PAPERS, ReproduceOptions
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
@@ -13,9 +15,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from motor_ident.errors import ConfigError
+    # imports every paper's reproduction (scipy.signal, scipy.stats: ~1 s idle): not at parser build
     from motor_ident.io.data import atomic_write
-    from motor_ident.papers.reproduction import ReproduceOptions, reproduction
+    from motor_ident.papers.registry import reproduction
 
     run = reproduction(args.paper)
     with Progress(
@@ -59,10 +61,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``reproduce`` to the command line."""
-    from motor_ident.papers.reproduction import REPRODUCTIONS
-
     p = sub.add_parser("reproduce", help="a paper's result side by side with ours")
-    p.add_argument("paper", choices=sorted(REPRODUCTIONS), help="which paper")
+    p.add_argument("paper", choices=PAPERS, help="which paper")
     p.add_argument("--runs", type=int, default=100, help="Monte Carlo runs (default 100)")
     p.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
     p.add_argument("--starts", type=int, default=4, help="random starts of the excitation optimisation (default 4)")

@@ -21,7 +21,7 @@ from motor_ident.errors import DataError
 
 FloatArray = NDArray[np.float64]
 FIELDS = ("q", "qd", "qdd", "tau")
-WriteFn = Callable[[Path], None]
+WriteFn = Callable[[Path], object]  # its return value (e.g. bytes written) is ignored
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,7 +58,7 @@ class JointRecord:
             raise DataError(f"joints {missing} are not in the data; it holds {list(self.joint_names)}")
         idx = [self.joint_names.index(j) for j in joint_names]
         pick = {name: (None if getattr(self, name) is None else getattr(self, name)[:, idx]) for name in FIELDS}
-        return JointRecord(t=self.t, joint_names=tuple(joint_names), **pick)
+        return JointRecord(t=self.t, joint_names=tuple(joint_names), **pick)  # type: ignore[arg-type]  # q, tau are set
 
     def with_derivatives(self, window_s: float = 0.05) -> JointRecord:
         """Fill missing qd / qdd by zero-phase Savitzky-Golay differentiation of q (or of qd)."""
@@ -104,8 +104,8 @@ def _load_npz(path: Path) -> JointRecord:
         return JointRecord(
             t=np.asarray(z["t"], dtype=float),
             joint_names=tuple(str(s) for s in z["joint_names"]),
-            q=arrays["q"],
-            tau=arrays["tau"],
+            q=np.asarray(z["q"], dtype=float),
+            tau=np.asarray(z["tau"], dtype=float),
             qd=arrays["qd"],
             qdd=arrays["qdd"],
         )

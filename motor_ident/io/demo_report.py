@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,11 @@ class Recording:
 
 @dataclass
 class RunResult:
-    """What a scenario run produced."""
+    """What a scenario run produced.
+
+    ``settings``: node name -> setting name -> the value the run used, for every node it started
+    (the identifier's ``r2_threshold`` and the excitation's ``ramp_time`` shape the report).
+    """
 
     scenario: str
     robot: str
@@ -46,6 +51,11 @@ class RunResult:
     wall_time: float
     recording: Recording
     identifier_summary: dict[str, object]
+    settings: Mapping[str, Mapping[str, Any]]
+
+    def setting(self, node: str, name: str) -> Any:
+        """The value of setting ``name`` of ``node`` in this run (None when the run did not start it)."""
+        return self.settings.get(node, {}).get(name)
 
 
 def _series(pairs: list[tuple[float, Any]], width: int | None = None) -> tuple[FloatArray, FloatArray]:
@@ -62,16 +72,19 @@ def _series(pairs: list[tuple[float, Any]], width: int | None = None) -> tuple[F
     return np.array(times), np.array(values)
 
 
-def summarize(result: RunResult, *, ramp_time: float = 2.0, settle: float = 1.0) -> dict[str, Any]:
-    """The demo's JSON: when the gate opened, R^2, tracking RMSE before and after, command counts.
+def summarize(result: RunResult, *, settle: float = 1.0) -> dict[str, Any]:
+    """The demo's JSON: when the gate opened, R^2, tracking RMSE before and after, command counts,
+    and the settings of every node.
 
-    Tracking RMSE is over all joints [rad]: ``nominal`` from the end of the ramp-in to the gate
+    The ramp-in lasts the excitation's ``ramp_time`` (none without an excitation node). Tracking
+    RMSE is over all joints [rad]: ``nominal`` from the end of the ramp-in to the gate
     opening, ``identified`` from ``settle`` seconds after the opening to the end. Command steps
     (largest change of any joint's command between consecutive commands [N m]):
     ``command_step_max_at_switch`` from the gate opening to ``settle`` seconds after it (the model
     switch), ``command_step_max_tracking`` over the rest of the run after the ramp-in.
     """
     rec = result.recording
+    ramp_time = float(result.setting("excitation", "ramp_time") or 0.0)
     opened = next((t for t, is_open in rec.gate if is_open), None)
     t_err, err = _series(rec.tracking_error, len(result.joints))
 
@@ -108,11 +121,16 @@ def summarize(result: RunResult, *, ramp_time: float = 2.0, settle: float = 1.0)
         "nonfinite_commands": rec.nonfinite_commands,
         "dropped_samples": summary["dropped_samples"],
         "recorder_dropped_messages": {topic: dict(counts) for topic, counts in rec.dropped.items()},
+        "settings": {
+            node: {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
+            for node, values in result.settings.items()
+        },
     }
 
 
-def plot_run(result: RunResult, out_dir: str | Path, *, r2_threshold: float = 0.95) -> list[Path]:
-    """PNG plots of a run: measured vs predicted torque, R^2 over time, tracking error (as Kolathaya et al. 2016)."""
+def plot_run(result: RunResult, out_dir: str | Path) -> list[Path]:
+    """PNG plots of a run: measured vs predicted torque, R^2 over time with the identifier's
+    ``r2_threshold``, tracking error (as Kolathaya et al. 2016)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -140,7 +158,8 @@ def plot_run(result: RunResult, out_dir: str | Path, *, r2_threshold: float = 0.
             ax.plot(t_pred, pred[:, j], color="tab:blue", linewidth=1.0, label="predicted (active model)")
         mark(ax)
         ax.set_ylabel(f"{name}\n[N m]", fontsize=8)
-    axes[0, 0].legend(loc="upper right", fontsize=7)
+    if axes[0, 0].get_legend_handles_labels()[0]:
+        axes[0, 0].legend(loc="upper right", fontsize=7)
     axes[-1, 0].set_xlabel("time [s]")
     fig.suptitle("Joint torque: measured vs predicted by the active model")
     fig.tight_layout()
@@ -153,13 +172,16 @@ def plot_run(result: RunResult, out_dir: str | Path, *, r2_threshold: float = 0.
     if r2.size:
         for j, name in enumerate(result.joints):
             ax.plot(t_r2, r2[:, j], label=name)
-    ax.axhline(r2_threshold, color="k", linestyle=":", label=f"threshold {r2_threshold}")
+    r2_threshold = result.setting("identifier", "r2_threshold")
+    if r2_threshold is not None:
+        ax.axhline(r2_threshold, color="k", linestyle=":", label=f"threshold {r2_threshold:g}")
     mark(ax)
     low = float(np.nanmin(r2)) if r2.size and np.isfinite(r2).any() else 1.0
     ax.set_ylim(max(0.0, low - 0.02), 1.002)
     ax.set_xlabel("time [s]")
     ax.set_ylabel("R2 on the buffer")
-    ax.legend(fontsize=7, ncol=3)
+    if ax.get_legend_handles_labels()[0]:  # no identifier: no R^2, no threshold
+        ax.legend(fontsize=7, ncol=3)
     fig.tight_layout()
     paths.append(out / "r2_over_time.png")
     fig.savefig(paths[-1], dpi=110)

@@ -101,8 +101,10 @@ def load_parameters(path: str | Path, expected_names: Sequence[str] | None = Non
     if expected_names is not None:
         if set(expected_names) != set(names) or len(expected_names) != len(names):
             missing = sorted(set(expected_names) - set(names))[:5]
-            extra = sorted(set(names) - set(expected_names))[:5]
-            raise ConfigError(f"parameter file {path} does not match this robot: missing {missing}, unexpected {extra}")
+            unexpected = sorted(set(names) - set(expected_names))[:5]
+            raise ConfigError(
+                f"parameter file {path} does not match this robot: missing {missing}, unexpected {unexpected}"
+            )
         order = [names.index(n) for n in expected_names]
         names, values = tuple(expected_names), values[order]
         std = None if std is None else std[order]

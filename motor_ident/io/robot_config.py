@@ -38,6 +38,7 @@ motor_ident (``valkyrie_arm``, ``szabo_3dof``, ...).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -158,8 +159,6 @@ def config_directories() -> list[Path]:
     except Exception:  # not in a ROS workspace, or the package is not installed there
         pass
     dirs.append(Path(__file__).resolve().parents[2] / "config")
-    import sys
-
     dirs.append(Path(sys.prefix) / "share" / "motor_ident" / "config")
     return dirs
 
@@ -343,9 +342,9 @@ def _couplings(
         per_motor = entry.get("motor_parameters") or {}
         if not isinstance(per_motor, Mapping):
             raise ConfigError(f"{key}.motor_parameters = {per_motor!r}: expected a mapping by motor name")
-        stray = set(per_motor) - set(motors)
-        if stray:
-            raise ConfigError(f"{key}.motor_parameters: {sorted(stray)} are not in {key}.motors {list(motors)}")
+        stray_motors = set(per_motor) - set(motors)
+        if stray_motors:
+            raise ConfigError(f"{key}.motor_parameters: {sorted(stray_motors)} are not in {key}.motors {list(motors)}")
         drives = tuple(_joint_config(per_motor.get(m), f"{key}.motor_parameters.{m}", default_friction) for m in motors)
         try:
             max_condition = float(entry.get("max_condition", 100.0))

@@ -27,6 +27,7 @@ import yaml
 from motor_ident.core.excitation.fourier import FourierTrajectory
 from motor_ident.errors import ConfigError
 from motor_ident.io.data import atomic_write
+from motor_ident.io.robot_config import config_directories
 
 FORMAT_VERSION = 1
 
@@ -107,8 +108,6 @@ def find_trajectory(path: str | Path) -> Path:
     So a scenario can name a shipped trajectory as ``examples/<file>.yaml`` whatever the working
     directory (the source tree, or ``<prefix>/share/motor_ident`` once installed).
     """
-    from motor_ident.io.robot_config import config_directories
-
     path = Path(path)
     if path.is_file() or path.is_absolute():
         return path

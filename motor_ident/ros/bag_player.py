@@ -34,7 +34,7 @@ REPLAY_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 def message_class(msgtype: str) -> Any | None:
     """The rclpy message class of ``pkg/msg/Name`` (None when the package is not installed)."""
     package, _, name = msgtype.partition("/msg/")
-    try:
+    try:  # dynamic on purpose: a bag may hold any message type, known only by its recorded name
         return getattr(importlib.import_module(f"{package}.msg"), name)
     except (ImportError, AttributeError):
         return None

@@ -25,9 +25,6 @@ COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
 # Model parameters: late joiners must get the current model at once.
 LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
-# Robot config of a node whose parameters do not name one.
-DEFAULT_ROBOT = "valkyrie_arm"
-
 
 def declare(node: Node, name: str, default: Any, description: str, *, read_only: bool = False) -> Any:
     """Declare a parameter with a description and return its value."""
@@ -35,13 +32,12 @@ def declare(node: Node, name: str, default: Any, description: str, *, read_only:
     return node.declare_parameter(name, default, descriptor).value
 
 
-def robot_from_parameters(node: Node) -> RobotConfig:
-    """Declare ``robot`` and load that robot config.
+def load_robot(name: str) -> RobotConfig:
+    """The robot config a node's ``robot`` parameter names.
 
     Raises:
         ConfigError: naming the parameter and its value when the config cannot be loaded.
     """
-    name = declare(node, "robot", DEFAULT_ROBOT, "robot config: a name shipped in config/ or a YAML path")
     try:
         return load_robot_config(name)
     except ConfigError as exc:
@@ -91,6 +87,24 @@ def make_executor(kind: ExecutorKind, context: Any = None) -> Any:
     raise ConfigError(f"executor = {kind!r}: expected 'events' or 'single_threaded'")
 
 
+def stop_on_signals() -> list[int]:
+    """Make SIGINT and SIGTERM only record that a stop was asked; returns the (growing) record.
+
+    Call it before ``rclpy.init(..., signal_handler_options=SignalHandlerOptions.NO)`` and spin
+    while the list is empty (see `run_node` for why rclpy's own handlers are not used).
+    """
+    import signal
+
+    requests: list[int] = []
+
+    def request_stop(signum: int, _frame: object) -> None:
+        requests.append(signum)
+
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+    return requests
+
+
 def run_node(node_class: type[Node], args: list[str] | None = None) -> None:
     """``main()`` body of a node: init, spin until SIGINT / SIGTERM, clean shutdown, exit code 0.
 
@@ -121,13 +135,7 @@ def run_node(node_class: type[Node], args: list[str] | None = None) -> None:
     import rclpy
     from rclpy.signals import SignalHandlerOptions
 
-    stop_requested: list[int] = []
-
-    def request_stop(signum: int, _frame: object) -> None:
-        stop_requested.append(signum)
-
-    signal.signal(signal.SIGINT, request_stop)
-    signal.signal(signal.SIGTERM, request_stop)
+    stop_requested = stop_on_signals()
     limit_blas_threads()
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None

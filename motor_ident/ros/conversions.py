@@ -8,7 +8,7 @@ a bad message is dropped, counted per kind of reason (`DropCounter`) and reporte
 1. `joint_state_arrays`: the fields it needs, in its joint order, matched by name. Extra names
    (other joints, other robots on the same topic) are harmless and ignored; a missing joint, one
    of ours named twice, an empty or mismatched field or a non-finite value drops the message.
-2. `StampOrder.accept` (a node makes its own with `declare_stamp_order`): stamps must increase.
+2. `StampOrder.accept` (each node has its own, `stamp_order`): stamps must increase.
    A stamp that goes back (a second publisher stamping 0, a replayed or delayed message) or jumps
    far ahead is dropped, unless such stamps persist as a timeline of their own (a bag loop, a
    simulator reset): then the clock has restarted.
@@ -31,8 +31,7 @@ from numpy.typing import NDArray
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
-from motor_ident.errors import ConfigError
-from motor_ident.ros.common import declare
+from motor_ident.scenario.nodes import StampSettings
 
 if TYPE_CHECKING:
     from rclpy.impl.rcutils_logger import RcutilsLogger
@@ -223,21 +222,9 @@ class StampOrder:
         return Reason(f"stamp went backwards from {last:.3f} to {t:.3f} s", STAMP_BACKWARDS)
 
 
-def declare_stamp_order(node: Node) -> StampOrder:
-    """A node's `StampOrder`, from its parameters ``clock_restart_samples`` and ``max_stamp_jump``.
-
-    Raises:
-        ConfigError: naming the parameter and its value when it is out of range.
-    """
-    confirm = declare(
-        node, "clock_restart_samples", 10, "states in a row on a new clock before it is believed (bag loop, reset)"
-    )
-    max_jump = declare(node, "max_stamp_jump", 1.0, "a stamp more than this ahead of the last one is a jump [s]")
-    if confirm < 1:
-        raise ConfigError(f"parameter clock_restart_samples = {confirm!r}: expected at least 1 state")
-    if not max_jump > 0.0:
-        raise ConfigError(f"parameter max_stamp_jump = {max_jump!r}: expected > 0 s")
-    return StampOrder(confirm=confirm, max_jump=max_jump)
+def stamp_order(settings: StampSettings) -> StampOrder:
+    """A node's `StampOrder` from its ``clock_restart_samples`` and ``max_stamp_jump`` settings."""
+    return StampOrder(confirm=settings.clock_restart_samples, max_jump=settings.max_stamp_jump)
 
 
 class DropCounter:

@@ -29,7 +29,7 @@ from rclpy.publisher import Publisher
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, robot_from_parameters, run_node
+from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, load_robot, run_node
 from motor_ident.ros.conversions import (
     OK,
     WARN,
@@ -41,6 +41,8 @@ from motor_ident.ros.conversions import (
     make_status,
     stamp_to_seconds,
 )
+from motor_ident.ros.parameters import declare_settings
+from motor_ident.scenario.nodes import DecouplerSettings
 
 FIELDS = ("position", "velocity", "effort")
 ArrayMap = Callable[[np.ndarray], np.ndarray]
@@ -51,11 +53,10 @@ class DecouplerNode(Node):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("decoupler", **kwargs)  # type: ignore[arg-type]
-        config = robot_from_parameters(self)
+        self.settings = settings = declare_settings(self, DecouplerSettings)
+        config = load_robot(settings.robot)
         self.transmission = config.build_transmission()
-        self.at_rotor = bool(
-            declare(self, "motor_states_at_rotor", False, "motor_states are rotor encoders (divide by the gear ratio)")
-        )
+        self.at_rotor = settings.motor_states_at_rotor
         declare(self, "motor_names", list(self.transmission.motors), "motor order of ~/motor_commands", read_only=True)
         tr = self.transmission
         self.to_motor: tuple[ArrayMap, ArrayMap, ArrayMap] = (tr.motor_position, tr.motor_velocity, tr.motor_torque)
@@ -78,11 +79,8 @@ class DecouplerNode(Node):
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.create_subscription(JointState, "joint_states", self._on_joint_states, STATE_QOS)
         self.create_subscription(JointState, "motor_states", self._on_motor_states, STATE_QOS)
-        commands_topic = declare(
-            self, "joint_commands_topic", "~/joint_commands", "joint torque commands to convert to motor torques"
-        )
-        self.create_subscription(Float64MultiArray, commands_topic, self._on_joint_commands, COMMAND_QOS)
-        self.create_timer(declare(self, "diagnostics_period", 0.5, "period of /diagnostics [s]"), self._diagnostics)
+        self.create_subscription(Float64MultiArray, settings.joint_commands_topic, self._on_joint_commands, COMMAND_QOS)
+        self.create_timer(settings.diagnostics_period, self._diagnostics)
 
     def _drop(self, what: str, reason: str) -> None:
         self.dropped += 1

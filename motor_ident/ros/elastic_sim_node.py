@@ -24,8 +24,10 @@ from std_msgs.msg import Float64MultiArray
 
 from motor_ident.errors import ConfigError, MotorIdentError
 from motor_ident.papers.xin.bench import xin_bench_parameters
-from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, run_node
+from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, run_node
 from motor_ident.ros.conversions import OK, WARN, array_values, make_joint_state, make_status
+from motor_ident.ros.parameters import declare_settings
+from motor_ident.scenario.nodes import ElasticSimSettings, motor_names_of
 from motor_ident.sim.elastic import ElasticJointBench, EncoderConfig
 
 
@@ -34,17 +36,14 @@ class ElasticSimNode(Node):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("elastic_sim", **kwargs)  # type: ignore[arg-type]
-        self.joints = tuple(declare(self, "joints", ["joint1"], "link joint names"))
-        self.motors = tuple(declare(self, "motor_names", list(self.joints), "motor names of motor_states"))
-        if not self.joints or len(self.motors) != len(self.joints):
-            raise ConfigError(f"parameter motor_names has {len(self.motors)} names: expected {len(self.joints)}")
-        self.rate_hz = float(declare(self, "rate_hz", 1000.0, "physics and state rate [Hz]"))
-        self.lockstep = bool(declare(self, "lockstep", False, "step once per command instead of on a wall timer"))
-        self.duration = float(declare(self, "duration", 0.0, "stop stepping after this simulated time [s] (0: never)"))
-        load_scale = float(
-            declare(self, "load_scale", 1.0, "load inertia J_l multiplier (Xin et al. 2020: 0.5 .. 1.5)")
-        )
-        ripple = float(declare(self, "ripple_amplitude", 5.0, "cogging torque amplitude, link side [N m]"))
+        self.settings = settings = declare_settings(self, ElasticSimSettings)
+        self.joints = tuple(settings.joints)
+        self.motors = motor_names_of(settings.motor_names, self.joints)
+        self.rate_hz = settings.rate_hz
+        self.lockstep = settings.lockstep
+        self.duration = settings.duration
+        load_scale = settings.load_scale
+        ripple = settings.ripple_amplitude
         try:
             params = xin_bench_parameters()
             plant = params.with_load_inertia(params.load_inertia * load_scale)
@@ -65,7 +64,7 @@ class ElasticSimNode(Node):
             self.create_timer(1.0 / self.rate_hz, self._step)
         else:
             self._kick = self.create_timer(0.05, self._publish_while_idle)
-        self.create_timer(declare(self, "diagnostics_period", 0.5, "period of /diagnostics [s]"), self._diagnostics)
+        self.create_timer(settings.diagnostics_period, self._diagnostics)
 
     @property
     def t(self) -> float:

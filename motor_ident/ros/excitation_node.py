@@ -22,8 +22,10 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from motor_ident.core.excitation.fourier import ramp_in, random_fourier_trajectory
 from motor_ident.errors import ConfigError, MotorIdentError
 from motor_ident.io.trajectory import load_trajectory
-from motor_ident.ros.common import STATE_QOS, declare, robot_from_parameters, run_node
+from motor_ident.ros.common import STATE_QOS, load_robot, run_node
 from motor_ident.ros.conversions import JointIndex, joint_state_arrays, seconds_to_stamp, stamp_to_seconds
+from motor_ident.ros.parameters import declare_settings
+from motor_ident.scenario.nodes import ExcitationSettings
 
 
 class ExcitationNode(Node):
@@ -31,24 +33,15 @@ class ExcitationNode(Node):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("excitation", **kwargs)  # type: ignore[arg-type]
-        config = robot_from_parameters(self)
+        self.settings = settings = declare_settings(self, ExcitationSettings)
+        config = load_robot(settings.robot)
         robot = config.build_model()
         self.joints = config.joints
         lower = robot.model.lowerPositionLimit[robot.q_index]
         upper = robot.model.upperPositionLimit[robot.q_index]
         finite = np.isfinite(lower) & np.isfinite(upper) & (upper > lower)
         centre = np.where(finite, 0.5 * (lower + upper), 0.0)
-        trajectory_file = declare(
-            self,
-            "trajectory_file",
-            "",
-            "optimised trajectory from motor-ident excite: a path, or relative to motor_ident's share directory "
-            "(examples/...); '' = random",
-        )
-        seed = declare(self, "seed", 3, "seed of the random Fourier coefficients")
-        harmonics = declare(self, "harmonics", 5, "harmonics of the Fourier series")
-        base_frequency = declare(self, "base_frequency", 0.2, "fundamental frequency [Hz]")
-        amplitude = declare(self, "velocity_amplitude", 1.2, "bound on each joint's speed [rad/s]")
+        trajectory_file = settings.trajectory_file
         if trajectory_file:
             try:
                 self.trajectory = load_trajectory(trajectory_file).select(self.joints)
@@ -56,18 +49,18 @@ class ExcitationNode(Node):
                 raise ConfigError(f"parameter trajectory_file = {trajectory_file!r}: {exc}") from None
         else:
             self.trajectory = random_fourier_trajectory(
-                np.random.default_rng(seed),
+                np.random.default_rng(settings.seed),
                 n=robot.n,
-                harmonics=harmonics,
-                base_frequency=base_frequency,
-                velocity_amplitude=amplitude,
+                harmonics=settings.harmonics,
+                base_frequency=settings.base_frequency,
+                velocity_amplitude=settings.velocity_amplitude,
                 q0=centre,
             )
-        self.horizon = declare(self, "horizon", 0.5, "seconds of trajectory per message")
-        self.spacing = declare(self, "spacing", 0.01, "time between trajectory points [s]")
-        self.publish_period = declare(self, "publish_period", 0.1, "time between messages [s]")
-        self.ramp_time = declare(self, "ramp_time", 2.0, "blend-in time from rest [s]")
-        topic = declare(self, "output_topic", "feedforward/reference", "where to publish the trajectory")
+        self.horizon = settings.horizon
+        self.spacing = settings.spacing
+        self.publish_period = settings.publish_period
+        self.ramp_time = settings.ramp_time
+        topic = settings.output_topic
         self.pub = self.create_publisher(JointTrajectory, topic, 10)
         self.index = JointIndex(self.joints)
         self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)

@@ -40,30 +40,23 @@ from motor_ident.core.control.computed_torque import (
     saturate,
 )
 from motor_ident.core.estimation.identification import structural_base_parameters
-from motor_ident.errors import ConfigError
-from motor_ident.ros.common import COMMAND_QOS, LATCHED_QOS, STATE_QOS, declare, robot_from_parameters, run_node
+from motor_ident.ros.common import COMMAND_QOS, LATCHED_QOS, STATE_QOS, load_robot, run_node
 from motor_ident.ros.conversions import (
     OK,
     WARN,
     DropCounter,
     JointIndex,
     array_values,
-    declare_stamp_order,
     joint_state_arrays,
     make_array,
     make_status,
     publisher_warning,
+    stamp_order,
     stamp_to_seconds,
 )
-
-
-def _per_joint(node: Node, name: str, default: list[float], n: int, description: str) -> np.ndarray:
-    values = np.asarray(declare(node, name, default, description), dtype=float)
-    if values.size == 1:
-        values = np.full(n, float(values[0]))
-    if values.shape != (n,):
-        raise ConfigError(f"parameter {name} = {values.tolist()}: expected 1 or {n} values (one per joint)")
-    return values
+from motor_ident.ros.parameters import declare_settings
+from motor_ident.scenario.nodes import FeedforwardSettings
+from motor_ident.schema import per_joint
 
 
 class FeedforwardNode(Node):
@@ -71,29 +64,18 @@ class FeedforwardNode(Node):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("feedforward", **kwargs)  # type: ignore[arg-type]
-        config = robot_from_parameters(self)
+        self.settings = settings = declare_settings(self, FeedforwardSettings, self._apply, self._feedforward_config)
+        config = load_robot(settings.robot)
         regressor = config.build_regressor()
         robot = regressor.robot
         n = robot.n
         urdf_limit = np.asarray(robot.model.effortLimit, dtype=float)[robot.v_index]
-        urdf_limit = np.where(urdf_limit > 0.0, urdf_limit, 100.0)
-        ff_config = FeedforwardConfig(
-            kp=_per_joint(self, "kp", [100.0], n, "position gain of the commanded acceleration [1/s^2]"),
-            kd=_per_joint(self, "kd", [20.0], n, "velocity gain of the commanded acceleration [1/s]"),
-            effort_limit=_per_joint(self, "effort_limit", urdf_limit.tolist(), n, "|torque| limit [N m] (URDF)"),
-            rate_limit=_per_joint(self, "rate_limit", [1e5], n, "|d torque/dt| limit [N m/s]"),
-            safe_mode=declare(
-                self, "safe_mode", "gravity", "output while state or reference are stale: zero | gravity"
-            ),
-        )
-        self.state_timeout = declare(self, "state_timeout", 0.1, "joint_states older than this (wall) are stale [s]")
-        self.stamps = declare_stamp_order(self)
+        self.urdf_limit = np.where(urdf_limit > 0.0, urdf_limit, 100.0)
+        self.state_timeout = settings.state_timeout
+        self.stamps = stamp_order(settings.stamps)
         self.base = structural_base_parameters(regressor)
-        self.law = ComputedTorque(regressor, self.base, ff_config)
-        self.blend = ModelBlend(
-            self.base.to_base(config.nominal_parameters(regressor)),
-            rate=declare(self, "blend_rate", 50.0, "a model switch moves no joint torque faster [N m/s]"),
-        )
+        self.law = ComputedTorque(regressor, self.base, self._feedforward_config(settings))
+        self.blend = ModelBlend(self.base.to_base(config.nominal_parameters(regressor)), rate=settings.blend_rate)
         self.model_source = "robot config nominal"
         self.joints = config.joints
         self.index = JointIndex(config.joints)
@@ -111,12 +93,39 @@ class FeedforwardNode(Node):
         self.cmd_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands", COMMAND_QOS)
         self.error_pub = self.create_publisher(Float64MultiArray, "~/tracking_error", 10)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        topic = declare(self, "parameters_topic", "identifier/active_parameters", "base parameters of the model to use")
-        self.create_subscription(Float64MultiArray, topic, self._on_parameters, LATCHED_QOS)
+        self.create_subscription(Float64MultiArray, settings.parameters_topic, self._on_parameters, LATCHED_QOS)
         self.state_sub = self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
         self.create_subscription(JointTrajectory, "~/reference", self._on_reference, 10)
         self.create_timer(self.state_timeout / 2.0, self._watchdog)
-        self.create_timer(declare(self, "diagnostics_period", 0.5, "period of /diagnostics [s]"), self._diagnostics)
+        self.create_timer(settings.diagnostics_period, self._diagnostics)
+
+    def _feedforward_config(self, settings: FeedforwardSettings) -> FeedforwardConfig:
+        """The control law's gains and limits from ``settings``, per joint (URDF effort limits unless set).
+
+        Raises:
+            ConfigError: a per-joint list of neither 1 nor one value per joint.
+        """
+        n = self.urdf_limit.size
+        limit = (
+            self.urdf_limit if settings.effort_limit is None else per_joint("effort_limit", settings.effort_limit, n)
+        )
+        return FeedforwardConfig(
+            kp=np.array(per_joint("kp", settings.kp, n)),
+            kd=np.array(per_joint("kd", settings.kd, n)),
+            effort_limit=limit,
+            rate_limit=np.array(per_joint("rate_limit", settings.rate_limit, n)),
+            safe_mode=settings.safe_mode,
+        )
+
+    def _apply(self, settings: FeedforwardSettings) -> None:
+        """Live settings changed: the next command uses the new gains, limits and blend rate."""
+        self.settings = settings
+        self.law.config = self._feedforward_config(settings)
+        self.blend.rate = settings.blend_rate
+        self.get_logger().info(
+            f"now kp {settings.kp}, kd {settings.kd}, effort_limit {settings.effort_limit or 'URDF'}, "
+            f"rate_limit {settings.rate_limit}, safe_mode {settings.safe_mode}, blend_rate {settings.blend_rate:g}"
+        )
 
     def _on_parameters(self, msg: Float64MultiArray) -> None:
         values, reason = array_values(msg, self.base.n_base)

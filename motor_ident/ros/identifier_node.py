@@ -37,12 +37,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 
-from motor_ident.core.estimation.gate import GateConfig
-from motor_ident.core.estimation.identification import structural_base_parameters
-from motor_ident.core.estimation.online import IdentifierConfig, OnlineIdentifier
 from motor_ident.errors import ConfigError
 from motor_ident.io.params import ParameterSet, load_parameters, save_parameters
-from motor_ident.ros.common import IDENTIFIER_STATE_QOS, LATCHED_QOS, declare, robot_from_parameters, run_node
+from motor_ident.ros.common import IDENTIFIER_STATE_QOS, LATCHED_QOS, declare, load_robot, run_node
 from motor_ident.ros.conversions import (
     ERROR,
     OK,
@@ -50,14 +47,17 @@ from motor_ident.ros.conversions import (
     DropCounter,
     JointIndex,
     Reason,
-    declare_stamp_order,
     joint_state_arrays,
     make_array,
     make_joint_state,
     make_status,
     publisher_warning,
+    stamp_order,
     stamp_to_seconds,
 )
+from motor_ident.ros.parameters import declare_settings
+from motor_ident.scenario.build import build_identifier
+from motor_ident.scenario.nodes import IdentifierSettings
 
 
 class IdentifierNode(Node):
@@ -65,54 +65,17 @@ class IdentifierNode(Node):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("identifier", **kwargs)  # type: ignore[arg-type]
-        self.config = robot_from_parameters(self)
-        gate = GateConfig(
-            r2_threshold=declare(self, "r2_threshold", 0.95, "open the gate when every joint's R2 reaches this"),
-            r2_hysteresis=declare(self, "r2_hysteresis", 0.02, "close it below threshold minus this"),
-            max_condition_number=declare(self, "max_condition_number", 1e4, "refuse windows worse conditioned"),
-            require_full_buffer=declare(
-                self, "require_full_buffer", True, "use the estimate only once the buffer is full"
-            ),
-            r2_definition=declare(
-                self, "r2_definition", "uncentred", "uncentred (Kolathaya et al. 2016, eq. 104) or centred"
-            ),
-            require_consistent=declare(
-                self, "require_consistent", True, "open only for physically consistent estimates"
-            ),
-            consistency_confidence=declare(
-                self, "consistency_confidence", 0.99, "chi-square quantile a consistent projection may cost"
-            ),
-        )
-        settings = IdentifierConfig(
-            window=declare(self, "window", 500, "samples in the sliding buffer"),
-            decimation=declare(self, "decimation", 10, "use every k-th joint_states sample"),
-            refit_every=declare(self, "refit_every", 10, "refit after this many buffered samples"),
-            velocity_cutoff_hz=declare(self, "velocity_cutoff_hz", 15.0, "EMA cutoff for acceleration [Hz]"),
-            alpha=declare(
-                self, "alpha", 0.999, "data weight of the pull toward nominal (Kolathaya et al. 2016, eq. 105)"
-            ),
-            gate=gate,
-        )
-        inertia_scale = declare(self, "nominal_inertia_scale", 1.0, "scale of the URDF inertias in the nominal model")
-        friction_scale = declare(
-            self, "nominal_friction_scale", 1.0, "scale of the config's friction in the nominal model"
-        )
-        self.parameters_file = declare(
-            self, "parameters_file", "", "YAML file for ~/save, reloaded at start ('' = none)"
-        )
-        if inertia_scale <= 0.0:
-            raise ConfigError(f"parameter nominal_inertia_scale = {inertia_scale!r}: expected > 0")
-        self.regressor = self.config.build_regressor()
-        robot = self.regressor.robot
-        nominal_robot = robot.with_inertial_parameters(robot.inertial_parameters() * inertia_scale)
-        friction = [friction_scale * f for f in self.config.nominal_friction()]
-        theta_nominal = self.regressor.parameters(robot=nominal_robot, friction=friction)
-        self.base = structural_base_parameters(self.regressor)
-        self.core = OnlineIdentifier(self.regressor, self.base, theta_nominal, settings)
+        self.settings = declare_settings(self, IdentifierSettings, self._apply)
+        self.config = load_robot(self.settings.robot)
+        settings = self.settings.core
+        gate = settings.gate
+        self.parameters_file = self.settings.parameters_file
+        self.core = build_identifier(self.settings, self.config)
+        self.regressor, self.base = self.core.regressor, self.core.base
         self.names = self.base.expressions()
         declare(self, "parameter_names", self.names, "names of ~/parameters, in order", read_only=True)
         self.index = JointIndex(self.config.joints)
-        self.stamps = declare_stamp_order(self)
+        self.stamps = stamp_order(self.settings.stamps)
         self.drops = DropCounter("joint_states sample", self.get_logger())
         self.nominal_source = "robot config"
         self._load_saved()
@@ -129,9 +92,7 @@ class IdentifierNode(Node):
         self.create_service(Trigger, "~/reset", self._on_reset)
         self.create_service(Trigger, "~/save", self._on_save)
         self.create_service(SetBool, "~/use_nominal", self._on_use_nominal)
-        self.create_timer(
-            declare(self, "diagnostics_period", 0.5, "period of /diagnostics [s]"), self._publish_diagnostics
-        )
+        self.create_timer(self.settings.diagnostics_period, self._publish_diagnostics)
         self._last_gate: bool | None = None
         self._last_fit = None
         self.gate_history: list[tuple[float, bool]] = []
@@ -254,6 +215,14 @@ class IdentifierNode(Node):
         self._publish_active()
         response.success, response.message = True, "buffer emptied, nominal model active"
         return response
+
+    def _apply(self, settings: IdentifierSettings) -> None:
+        """Live settings (the gate's) changed: the next refit uses them."""
+        if settings.core.gate.require_consistent and not self.settings.core.gate.require_consistent:
+            self.core.prepare_consistency_check()
+        self.settings = settings
+        self.core.set_gate(settings.core.gate)
+        self.get_logger().info(f"gate settings now {settings.core.gate}")
 
     def _on_use_nominal(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
         self.core.gate.forced_nominal = bool(request.data)

@@ -50,9 +50,9 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from motor_ident.core.actuators.transmission import build_transmission
-from motor_ident.core.control.pwm import ChainModel, PwmFeedforwardConfig, pwm_feedforward
+from motor_ident.core.control.pwm import ChainModel, pwm_feedforward
 from motor_ident.errors import ConfigError
-from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, robot_from_parameters, run_node
+from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, load_robot, run_node
 from motor_ident.ros.conversions import (
     OK,
     WARN,
@@ -63,9 +63,8 @@ from motor_ident.ros.conversions import (
     make_status,
     stamp_to_seconds,
 )
-
-COMMAND_SPACES = ("joint", "motor")
-"""``command_space`` values: desired joint torques (joint order) or motor torques (motor order)."""
+from motor_ident.ros.parameters import declare_settings
+from motor_ident.scenario.nodes import PwmFeedforwardSettings
 
 
 class PwmFeedforwardNode(Node):
@@ -73,7 +72,8 @@ class PwmFeedforwardNode(Node):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("pwm_feedforward", **kwargs)  # type: ignore[arg-type]
-        config = robot_from_parameters(self)
+        self.settings = settings = declare_settings(self, PwmFeedforwardSettings, self._apply)
+        config = load_robot(settings.robot)
         self.transmission = config.build_transmission()
         chains = []
         for motor, drive, reflected in zip(
@@ -93,39 +93,13 @@ class PwmFeedforwardNode(Node):
                 )
             )
         self.chains = chains
-        try:
-            self.ff_config = PwmFeedforwardConfig(
-                duty_limit=declare(self, "duty_limit", 1.0, "saturation of every duty cycle (1.0 = 100 %)"),
-                friction_compensation=declare(self, "friction_compensation", True, "add the motors' friction"),
-                smoothing_velocity=declare(self, "smoothing_velocity", 0.0035, "sign smoothing near rest [rad/s]"),
-            )
-        except ConfigError as exc:
-            raise ConfigError(f"parameter {exc}") from None
-        self.state_timeout = declare(
-            self, "state_timeout", 0.1, "joint_states stamped longer ago than this on the node's clock are stale [s]"
-        )
+        self.ff_config = settings.core
+        self.state_timeout = settings.state_timeout
         declare(self, "motor_names", list(self.transmission.motors), "motor order of the duty cycles", read_only=True)
-        command_topic = declare(self, "command_topic", "effort_controller/commands", "desired torques to convert")
-        self.command_space = declare(
-            self,
-            "command_space",
-            "joint",
-            "command_topic holds joint torques (joint order) | motor torques (motor order)",
-        )
-        if self.command_space not in COMMAND_SPACES:
-            raise ConfigError(
-                f"parameter command_space = {self.command_space!r}: expected one of {list(COMMAND_SPACES)}"
-            )
+        self.command_space = settings.command_space
         # motor torques pass through unchanged: the identity transmission over the motors
         self.torque_map = (
             self.transmission if self.command_space == "joint" else build_transmission(self.transmission.motors)
-        )
-        reference_topic = declare(
-            self,
-            "reference_topic",
-            "",
-            "trajectory whose velocity and acceleration drive the friction, back-EMF and rotor inertia terms "
-            "('' = measured velocity, no rotor inertia term)",
         )
         self.joint_index = JointIndex(self.transmission.joints)
         self.qd_motor = np.full(self.transmission.n, np.nan)
@@ -141,10 +115,17 @@ class PwmFeedforwardNode(Node):
         self.pwm_pub = self.create_publisher(Float64MultiArray, "pwm_controller/commands", COMMAND_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
-        self.create_subscription(Float64MultiArray, command_topic, self._on_desired, COMMAND_QOS)
-        if reference_topic:
-            self.create_subscription(JointTrajectory, reference_topic, self._on_reference, 10)
-        self.create_timer(declare(self, "diagnostics_period", 0.5, "period of /diagnostics [s]"), self._diagnostics)
+        self.create_subscription(Float64MultiArray, settings.command_topic, self._on_desired, COMMAND_QOS)
+        if settings.reference_topic:
+            self.create_subscription(JointTrajectory, settings.reference_topic, self._on_reference, 10)
+        self.create_timer(settings.diagnostics_period, self._diagnostics)
+
+    def _apply(self, settings: PwmFeedforwardSettings) -> None:
+        """Live settings changed: the next duty cycles use the new limit, compensation and timeout."""
+        self.settings = settings
+        self.ff_config = settings.core
+        self.state_timeout = settings.state_timeout
+        self.get_logger().info(f"now {settings.core}, state_timeout {settings.state_timeout:g} s")
 
     def _drop(self, what: str, reason: str) -> None:
         self.dropped += 1

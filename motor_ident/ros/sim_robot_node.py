@@ -34,9 +34,11 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from motor_ident.errors import ConfigError
-from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, robot_from_parameters, run_node
+from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, load_robot, run_node
 from motor_ident.ros.conversions import array_values, make_joint_state, seconds_to_stamp
-from motor_ident.sim.plant import COMMAND_INTERFACES, PlantConfig, simulated_robot
+from motor_ident.ros.parameters import declare_settings
+from motor_ident.scenario.nodes import SimRobotSettings
+from motor_ident.sim.plant import simulated_robot
 
 
 class SimRobotNode(Node):
@@ -44,40 +46,20 @@ class SimRobotNode(Node):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("sim_robot", **kwargs)  # type: ignore[arg-type]
-        config = robot_from_parameters(self)
-        command_interface = declare(
-            self,
-            "command_interface",
-            "effort",
-            f"commands taken: {' | '.join(COMMAND_INTERFACES)}",
-            read_only=True,
-        )
-        plant_config = PlantConfig(
-            rate_hz=declare(self, "rate_hz", 1000.0, "simulation and publish rate [Hz]"),
-            substeps=declare(self, "substeps", 2, "integration steps per published sample"),
-            torque_noise_std=declare(self, "torque_noise_std", 0.05, "measured joint torque noise std [N m]"),
-            velocity_noise_std=declare(self, "velocity_noise_std", 0.002, "measured velocity noise std [rad/s]"),
-            encoder_counts_per_rev=declare(
-                self, "encoder_counts_per_rev", 2**18, "joint encoder resolution (0: ideal)"
-            ),
-            seed=declare(self, "seed", 0, "noise seed"),
-            command_interface=command_interface,
-        )
-        self.lockstep = declare(self, "lockstep", False, "step when a command arrives (faster than real time)")
-        self.lockstep_timeout = declare(
-            self, "lockstep_timeout", 0.1, "lockstep: wall time to wait for a command [s] (> an SDP check)"
-        )
-        self.duration = declare(self, "duration", 0.0, "stop stepping after this simulated time [s] (0: never)")
-        publish_clock = declare(self, "publish_clock", True, "publish /clock with the simulated time")
+        self.settings = declare_settings(self, SimRobotSettings)
+        config = load_robot(self.settings.robot)
+        plant_config = self.settings.plant
+        self.lockstep = self.settings.lockstep
+        self.lockstep_timeout = self.settings.lockstep_timeout
+        self.duration = self.settings.duration
         try:
             self.sim = simulated_robot(config, plant_config)
         except ConfigError as exc:
             raise ConfigError(
-                f"parameter robot = {config.name!r}, command_interface = {command_interface!r}: {exc}"
+                f"parameter robot = {config.name!r}, command_interface = {plant_config.command_interface!r}: {exc}"
             ) from None
         self.joint_names = list(config.joints)
-        order = declare(self, "joint_state_order", [""], "joint order of published states ([''] = config order)")
-        order = [name for name in order if name]
+        order = [name for name in self.settings.joint_state_order if name]
         if order and sorted(order) != sorted(self.joint_names):
             raise ConfigError(f"parameter joint_state_order = {order}: expected a permutation of {self.joint_names}")
         self.publish_index = np.array(
@@ -88,7 +70,7 @@ class SimRobotNode(Node):
         self.command_interface = plant_config.command_interface
         self.state_pub = self.create_publisher(JointState, "joint_states", STATE_QOS)
         self.motor_pub = self.create_publisher(JointState, "motor_states", STATE_QOS)
-        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if publish_clock else None
+        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if self.settings.publish_clock else None
         if self.command_interface == "pwm":
             self.create_subscription(Float64MultiArray, "pwm_controller/commands", self._on_pwm, COMMAND_QOS)
         else:

@@ -32,8 +32,7 @@ from std_msgs.msg import Float64MultiArray
 from motor_ident.core.control.vrec import VrecConfig, VrecController, design_gain
 from motor_ident.core.elastic.two_inertia import TwoInertiaParameters
 from motor_ident.errors import ConfigError, MotorIdentError
-from motor_ident.papers.xin.bench import XIN_MOTOR_KI, XIN_MOTOR_KP, xin_bench_parameters
-from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, run_node
+from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, run_node
 from motor_ident.ros.conversions import (
     OK,
     WARN,
@@ -45,19 +44,11 @@ from motor_ident.ros.conversions import (
     make_status,
     stamp_to_seconds,
 )
+from motor_ident.ros.parameters import declare_settings
+from motor_ident.scenario.nodes import VrecControllerSettings, motor_names_of
+from motor_ident.schema import per_joint
 
 FIELDS = ("position", "velocity")
-
-
-def _per_joint(node: Node, name: str, default: float, n: int, description: str) -> np.ndarray:
-    """A double-array parameter with one value per joint (a single value is broadcast)."""
-    raw = declare(node, name, [float(default)], description)
-    values = np.asarray(raw, dtype=float).ravel()
-    if values.size == 1:
-        values = np.full(n, values[0])
-    if values.shape != (n,):
-        raise ConfigError(f"parameter {name} has {values.size} values: expected 1 or {n} (one per joint)")
-    return values
 
 
 class VrecControllerNode(Node):
@@ -65,45 +56,20 @@ class VrecControllerNode(Node):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("vrec_controller", **kwargs)  # type: ignore[arg-type]
-        self.joints = tuple(declare(self, "joints", ["joint1"], "link joint names, in command order"))
+        self.settings = settings = declare_settings(self, VrecControllerSettings)
+        self.joints = tuple(settings.joints)
         n = len(self.joints)
-        motors = tuple(declare(self, "motor_names", list(self.joints), "motor names in motor_states, joint order"))
-        if n == 0 or len(motors) != n:
-            raise ConfigError(f"parameter motor_names has {len(motors)} names: expected {n}, one per joint")
-        side = str(declare(self, "side", "motor", "velocity feedback: 'motor' (K > 0) or 'link' (K < 0)"))
-        rate_hz = float(declare(self, "rate_hz", 1000.0, "rate of motor_states, the loop's sample rate [Hz]"))
-        if not (math.isfinite(rate_hz) and rate_hz > 0.0):
-            raise ConfigError(f"parameter rate_hz = {rate_hz!r}: expected a finite number > 0")
-        self.stale_timeout = float(declare(self, "stale_timeout", 0.05, "joint_states older than this are stale [s]"))
-        self.at_rotor = bool(
-            declare(self, "motor_states_at_rotor", False, "motor_states are rotor encoders (divide by gear_ratio)")
-        )
-        self.gear_ratio = _per_joint(self, "gear_ratio", 1.0, n, "gear ratio N per joint (motor_states_at_rotor)")
-        bench = xin_bench_parameters()  # defaults: Xin et al.'s test bench (Table 1, J_m for the 21 Hz resonance)
-        arrays = {
-            key: _per_joint(self, key, default, n, description)
-            for key, default, description in (
-                ("motor_inertia", bench.motor_inertia, "J_m, link-side referred [kg m^2]"),
-                ("load_inertia", bench.load_inertia, "J_l [kg m^2]"),
-                ("stiffness", bench.stiffness, "K [N m/rad]"),
-                ("motor_damping", bench.motor_damping, "B_m, link-side referred [N m s/rad]"),
-                ("load_damping", bench.load_damping, "B_l [N m s/rad]"),
-                ("damping", bench.damping, "joint damping D [N m s/rad]"),
-                (
-                    "kp",
-                    XIN_MOTOR_KP,
-                    "PI proportional gain [N m s/rad] (Xin et al. 2020: 480 motor side, 168 link side)",
-                ),
-                ("ki", XIN_MOTOR_KI, "PI integral gain [N m/rad] (Xin et al. 2020: 2400 motor side, 1200 link side)"),
-                ("damping_ratio", 0.707, "xi of the closed-loop resonant poles that K is designed for [-]"),
-                ("gain", float("nan"), "ripple elimination gain K [-]; NaN: design it from damping_ratio"),
-                ("torque_limit", 272.0, "|motor torque| bound, link-side referred [N m]"),
-            )
-        }
-        if np.any(~(arrays["torque_limit"] > 0.0)) or not np.all(np.isfinite(arrays["torque_limit"])):
+        motors = motor_names_of(settings.motor_names, self.joints)
+        side = settings.side
+        rate_hz = settings.rate_hz
+        self.stale_timeout = settings.stale_timeout
+        self.at_rotor = settings.motor_states_at_rotor
+        self.gear_ratio = np.array(per_joint("gear_ratio", settings.gear_ratio, n))
+        keys = ("motor_inertia", "load_inertia", "stiffness", "motor_damping", "load_damping", "damping")
+        keys += ("kp", "ki", "damping_ratio", "gain", "torque_limit")
+        arrays = {key: np.array(per_joint(key, getattr(settings, key), n)) for key in keys}
+        if not np.all(np.isfinite(arrays["torque_limit"])):
             raise ConfigError(f"parameter torque_limit = {arrays['torque_limit'].tolist()}: expected finite values > 0")
-        if np.any(~(self.gear_ratio > 0.0)):
-            raise ConfigError(f"parameter gear_ratio = {self.gear_ratio.tolist()}: expected values > 0")
         self.torque_limit = arrays["torque_limit"]
         self.plants: list[TwoInertiaParameters] = []
         self.controllers: list[VrecController] = []
@@ -147,7 +113,7 @@ class VrecControllerNode(Node):
         self.create_subscription(JointState, "joint_states", self._on_joint_states, STATE_QOS)
         self.create_subscription(JointState, "motor_states", self._on_motor_states, STATE_QOS)
         self.create_subscription(Float64MultiArray, "~/velocity_reference", self._on_reference, COMMAND_QOS)
-        self.create_timer(declare(self, "diagnostics_period", 0.5, "period of /diagnostics [s]"), self._diagnostics)
+        self.create_timer(settings.diagnostics_period, self._diagnostics)
 
     @property
     def gains(self) -> list[float]:

@@ -1,7 +1,7 @@
 """A scenario's control loop without ROS: plant, online identifier and feedforward in one loop.
 
 The same core objects the nodes wrap (`SimulatedRobot`, `OnlineIdentifier`, `ComputedTorque`,
-`ramp_in` of a Fourier excitation), configured from the same scenario parameter file, stepped
+`ramp_in` of a Fourier excitation), configured from the same node settings (`motor_ident.scenario.loader`), stepped
 in a plain loop: the reference for long soak runs, memory measurements and fast experiments,
 with no DDS in between.
 """
@@ -9,47 +9,25 @@ with no DDS in between.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 from numpy.typing import NDArray
 
 from motor_ident.core.control.computed_torque import ComputedTorque, FeedforwardConfig, ModelBlend, saturate
-from motor_ident.core.estimation.gate import GateConfig
-from motor_ident.core.estimation.identification import structural_base_parameters
-from motor_ident.core.estimation.online import IdentifierConfig, OnlineIdentifier
+from motor_ident.core.estimation.online import OnlineIdentifier
 from motor_ident.core.excitation.fourier import ramp_in, random_fourier_trajectory
-from motor_ident.errors import ConfigError
-from motor_ident.io.robot_config import config_directories, load_robot_config
+from motor_ident.io.robot_config import load_robot_config
 from motor_ident.io.trajectory import load_trajectory
-from motor_ident.sim.plant import Measurement, PlantConfig, SimulatedRobot
+from motor_ident.scenario.build import build_identifier
+from motor_ident.scenario.loader import Scenario, load_scenario
+from motor_ident.scenario.nodes import ExcitationSettings, FeedforwardSettings, SimRobotSettings
+from motor_ident.schema import per_joint
+from motor_ident.sim.plant import Measurement, SimulatedRobot
 
 FloatArray = NDArray[np.float64]
-
-
-def scenario_parameters(name_or_path: str | Path) -> tuple[Path, dict[str, dict[str, Any]]]:
-    """The scenario's parameter file and its ``ros__parameters`` per node name."""
-    path = Path(name_or_path)
-    if not path.is_file():
-        candidates = [d / "scenarios" / f"{name_or_path}.yaml" for d in config_directories()]
-        found = [c for c in candidates if c.is_file()]
-        if not found:
-            raise ConfigError(f"scenario {str(name_or_path)!r} not found in {[str(c.parent) for c in candidates]}")
-        path = found[0]
-    doc = yaml.safe_load(path.read_text()) or {}
-    return path, {node: dict((section or {}).get("ros__parameters", {})) for node, section in doc.items()}
-
-
-def _pick(params: dict[str, Any], cls: type, **renames: str) -> dict[str, Any]:
-    from dataclasses import fields
-
-    names = {f.name for f in fields(cls) if f.init}
-    out = {k: v for k, v in params.items() if k in names}
-    out.update({new: params[old] for new, old in renames.items() if old in params})
-    return out
 
 
 @dataclass
@@ -64,6 +42,7 @@ class ClosedLoop:
     q_start: FloatArray
     command: FloatArray
     blend: ModelBlend
+    scenario: Scenario
 
     def step(self) -> tuple[Measurement, FloatArray]:
         """One control cycle: measure, identify, command, integrate. Returns the measurement and q_ref - q."""
@@ -82,51 +61,51 @@ class ClosedLoop:
 
 
 def build_closed_loop(scenario: str | Path, overrides: dict[str, dict[str, Any]] | None = None) -> ClosedLoop:
-    """Build the loop of a scenario from its parameter file (plus per-node overrides)."""
-    _, params = scenario_parameters(scenario)
-    for node, values in (overrides or {}).items():
-        params.setdefault(node, {}).update(values)
-    sim_p, id_p, ff_p, ex_p = (params.get(k, {}) for k in ("sim_robot", "identifier", "feedforward", "excitation"))
-    config = load_robot_config(sim_p.get("robot", "valkyrie_arm"))
+    """Build the loop of a scenario from its settings (`load_scenario`, plus per-node overrides).
+
+    Every value comes from the node settings: sim_robot's plant (commanded in joint torques,
+    whatever the scenario's sim_robot takes), the identifier as its node builds it, the
+    feedforward's gains, limits and blend rate, the excitation's trajectory and ramp.
+
+    Raises:
+        ConfigError: the scenario or a value in it is invalid.
+    """
+    loaded = load_scenario(scenario, overrides)
+    sim_s: SimRobotSettings = loaded.nodes["sim_robot"]
+    ff_s: FeedforwardSettings = loaded.nodes["feedforward"]
+    ex_s: ExcitationSettings = loaded.nodes["excitation"]
+    config = load_robot_config(sim_s.robot)
     regressor = config.build_regressor()
     robot = regressor.robot
     # the loop commands joint torques, whatever the scenario's sim_robot takes (icub_torso: PWM)
-    plant = PlantConfig(**{**_pick(sim_p, PlantConfig), "command_interface": "effort"})
-    sim = SimulatedRobot(regressor, config.nominal_friction(), plant)
-    base = structural_base_parameters(regressor)
-    nominal_robot = robot.with_inertial_parameters(
-        robot.inertial_parameters() * float(id_p.get("nominal_inertia_scale", 1.0))
-    )
-    friction = [float(id_p.get("nominal_friction_scale", 1.0)) * f for f in config.nominal_friction()]
-    theta_nominal = regressor.parameters(robot=nominal_robot, friction=friction)
-    settings = IdentifierConfig(gate=GateConfig(**_pick(id_p, GateConfig)), **_pick(id_p, IdentifierConfig))
-    identifier = OnlineIdentifier(regressor, base, theta_nominal, settings)
+    sim = SimulatedRobot(regressor, config.nominal_friction(), replace(sim_s.plant, command_interface="effort"))
+    identifier = build_identifier(loaded.nodes["identifier"])
     n = robot.n
-
-    def per_joint(key: str, default: float) -> FloatArray:
-        values = np.asarray(ff_p.get(key, [default]), dtype=float)
-        return np.full(n, values[0]) if values.size == 1 else values
-
+    effort_limit = (
+        np.asarray(per_joint("effort_limit", ff_s.effort_limit, n))
+        if ff_s.effort_limit is not None
+        else np.where(np.isfinite(sim.effort_limit), sim.effort_limit, 100.0)
+    )
     law = ComputedTorque(
         regressor,
-        base,
+        identifier.base,
         FeedforwardConfig(
-            kp=per_joint("kp", 100.0),
-            kd=per_joint("kd", 20.0),
-            effort_limit=np.where(np.isfinite(sim.effort_limit), sim.effort_limit, 100.0),
-            rate_limit=per_joint("rate_limit", 1e5),
-            safe_mode=ff_p.get("safe_mode", "gravity"),
+            kp=np.asarray(per_joint("kp", ff_s.kp, n)),
+            kd=np.asarray(per_joint("kd", ff_s.kd, n)),
+            effort_limit=effort_limit,
+            rate_limit=np.asarray(per_joint("rate_limit", ff_s.rate_limit, n)),
+            safe_mode=ff_s.safe_mode,
         ),
     )
-    if ex_p.get("trajectory_file"):  # an optimised trajectory from motor-ident excite, as the node plays it
-        excitation = load_trajectory(ex_p["trajectory_file"]).select(robot.joint_names)
+    if ex_s.trajectory_file:  # an optimised trajectory from motor-ident excite, as the node plays it
+        excitation = load_trajectory(ex_s.trajectory_file).select(robot.joint_names)
     else:
         excitation = random_fourier_trajectory(
-            np.random.default_rng(int(ex_p.get("seed", 3))),
+            np.random.default_rng(ex_s.seed),
             n=n,
-            harmonics=int(ex_p.get("harmonics", 5)),
-            base_frequency=float(ex_p.get("base_frequency", 0.2)),
-            velocity_amplitude=float(ex_p.get("velocity_amplitude", 1.2)),
+            harmonics=ex_s.harmonics,
+            base_frequency=ex_s.base_frequency,
+            velocity_amplitude=ex_s.velocity_amplitude,
             q0=sim.q.copy(),
         )
     return ClosedLoop(
@@ -134,10 +113,11 @@ def build_closed_loop(scenario: str | Path, overrides: dict[str, dict[str, Any]]
         identifier=identifier,
         law=law,
         excitation=excitation,
-        ramp_time=float(ex_p.get("ramp_time", 2.0)),
+        ramp_time=ex_s.ramp_time,
         q_start=sim.q.copy(),
         command=np.zeros(n),
-        blend=ModelBlend(identifier.theta_nominal, rate=float(ff_p.get("blend_rate", 50.0))),
+        blend=ModelBlend(identifier.theta_nominal, rate=ff_s.blend_rate),
+        scenario=loaded,
     )
 
 

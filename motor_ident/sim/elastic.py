@@ -21,15 +21,17 @@ double-encoder residual model of Liu et al. 2023 is meant to catch.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
 import scipy.linalg
+import yaml
 from numpy.typing import ArrayLike, NDArray
 
 from motor_ident.core.elastic.two_inertia import TwoInertiaParameters
-from motor_ident.core.rigid_body.model import RobotModel, forward_dynamics
+from motor_ident.core.rigid_body.model import RobotModel, forward_dynamics, inverse_dynamics
 from motor_ident.errors import ConfigError
 from motor_ident.papers.xin.bench import XIN_GEAR_RATIO, XIN_RATE_HZ
 
@@ -239,7 +241,7 @@ class ElasticArm:
         robot: RobotModel,
         elastic: list[ElasticJointParameters],
         *,
-        link_friction: object | None = None,
+        link_friction: Callable[[FloatArray], ArrayLike] | None = None,
         encoders: EncoderConfig | None = None,
         rate_hz: float = 500.0,
         substeps: int = 8,
@@ -293,8 +295,6 @@ class ElasticArm:
     def settle(self) -> None:
         """Wind the springs up to hold the current pose against gravity (motor at rest)."""
         zeros = np.zeros(self.n)
-        from motor_ident.core.rigid_body.model import inverse_dynamics
-
         gravity = inverse_dynamics(self.robot, self._data, self.q, zeros, zeros)
         self.theta_m = self.q + gravity / self.k
         self.v_m[:] = 0.0
@@ -304,7 +304,7 @@ class ElasticArm:
     def _link_friction(self, v: FloatArray) -> FloatArray:
         if self.link_friction is None:
             return np.zeros_like(v)
-        return np.asarray(self.link_friction(v), dtype=float)  # type: ignore[operator]
+        return np.asarray(self.link_friction(v), dtype=float)
 
     def transmission_loss(self, tau_j: FloatArray, v_m: FloatArray) -> FloatArray:
         """Load-dependent harmonic-drive friction mu |tau_j| tanh(v_m / v_s) (n,) [N m]."""
@@ -386,8 +386,6 @@ def load_elastic_joints(path: str | Path, joints: tuple[str, ...]) -> list[Elast
     Raises:
         ConfigError: the block is missing, a joint is missing, or a value is wrong.
     """
-    import yaml
-
     path = Path(path)
     doc = yaml.safe_load(path.read_text())
     block = doc.get("elastic_joints") if isinstance(doc, dict) else None

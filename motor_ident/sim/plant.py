@@ -8,14 +8,14 @@ Two actuations (`PlantConfig.command_interface`), as a robot's ros2_control comm
   measured joint torque (``effort``) is that actuator torque: what a current-based torque
   estimate reports (friction and rotor inertia are in it).
 - ``pwm``: motor duty cycles, one per motor of the robot config's transmission (Guedelha et
-  al. 2021). Each motor chain ``k`` (`motor_ident.sim.actuator.MotorChain`, at its gearbox
+  al. 2021). Each motor chain ``k`` (`motor_ident.sim.motor_chain.MotorChain`, at its gearbox
   output) delivers ``tau_drive_k = K_pwm* PWM_k + tau_0 - back_emf qd_motor_k`` minus its
   friction and rotor inertia, and the transmission passes what is left to the joints:
 
       tau_joint = T^-T (tau_drive - tau_friction_motor(qd_motor) - D qdd_motor),   qd_motor = T^-1 qd
 
   so ``(D + T' M(q) T) qdd_motor = tau_drive - tau_friction_motor - T' (h(q, qd) + tau_friction(qd))``,
-  integrated by `motor_ident.sim.actuator.ChainSolver` (linear damping implicit, harmonic-drive
+  integrated by `motor_ident.sim.motor_chain.ChainSolver` (linear damping implicit, harmonic-drive
   stiction) with M(q) by CRBA. The measured joint torque is ``tau_joint``, the link-side torque
   of joint torque sensors or F/T-based estimates (iCub): motor friction and rotor inertia are
   *not* in it, as on the robot the paper identifies.
@@ -39,7 +39,8 @@ from motor_ident.core.actuators.transmission import Transmission, build_transmis
 from motor_ident.core.rigid_body.model import forward_dynamics, inverse_dynamics
 from motor_ident.core.rigid_body.regressor import Regressor
 from motor_ident.errors import ConfigError
-from motor_ident.sim.actuator import ChainSolver, MotorChain, joint_inertia, motor_chains
+from motor_ident.schema import check, setting
+from motor_ident.sim.motor_chain import ChainSolver, MotorChain, joint_inertia, motor_chains
 
 if TYPE_CHECKING:
     from motor_ident.io.robot_config import RobotConfig
@@ -66,31 +67,21 @@ class PlantConfig:
         stick_velocity: ``pwm``: a motor chain slower than this may stick [rad/s].
     """
 
-    rate_hz: float = 1000.0
-    substeps: int = 2
-    torque_noise_std: float = 0.05
-    velocity_noise_std: float = 0.002
-    encoder_counts_per_rev: int = 2**18
-    seed: int = 0
-    command_interface: str = "effort"
-    stick_velocity: float = 1e-4
+    rate_hz: float = setting(1000.0, "simulation and publish rate", unit="Hz", low=0.0, high=1e5, open=(True, False))
+    substeps: int = setting(2, "integration steps per published sample", low=1, high=1000)
+    torque_noise_std: float = setting(0.05, "measured joint torque noise std", unit="N m", low=0.0)
+    velocity_noise_std: float = setting(0.002, "measured velocity noise std", unit="rad/s", low=0.0)
+    encoder_counts_per_rev: int = setting(2**18, "joint encoder resolution (0: ideal)", unit="counts/rev", low=0)
+    seed: int = setting(0, "noise seed")
+    command_interface: str = setting(
+        "effort",
+        "what the robot takes: effort (joint torques on effort_controller/commands) or pwm (duty cycles)",
+        choices=COMMAND_INTERFACES,
+    )
+    stick_velocity: float = setting(1e-4, "pwm: a motor chain slower than this may stick", unit="rad/s", low=0.0)
 
     def __post_init__(self) -> None:
-        if not self.rate_hz > 0.0:
-            raise ConfigError(f"rate_hz = {self.rate_hz!r}: expected > 0")
-        if self.substeps < 1:
-            raise ConfigError(f"substeps = {self.substeps!r}: expected >= 1")
-        for key in ("torque_noise_std", "velocity_noise_std"):
-            if not getattr(self, key) >= 0.0:
-                raise ConfigError(f"{key} = {getattr(self, key)!r}: expected >= 0")
-        if self.encoder_counts_per_rev < 0:
-            raise ConfigError(f"encoder_counts_per_rev = {self.encoder_counts_per_rev!r}: expected >= 0")
-        if self.command_interface not in COMMAND_INTERFACES:
-            raise ConfigError(
-                f"command_interface = {self.command_interface!r}: expected one of {list(COMMAND_INTERFACES)}"
-            )
-        if not self.stick_velocity >= 0.0:
-            raise ConfigError(f"stick_velocity = {self.stick_velocity!r}: expected >= 0")
+        check(self)
 
 
 @dataclass(frozen=True)

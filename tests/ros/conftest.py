@@ -1,4 +1,5 @@
-"""Fixtures of the ROS tests: motor_ident built with colcon into an ament install, as ``ros2 launch`` needs."""
+"""Fixtures of the ROS tests: `ros` (nodes in one rclpy context and executor, torn down after the
+test) and motor_ident built with colcon into an ament install, as ``ros2 launch`` needs."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ import os
 import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,6 +31,100 @@ PACKAGE_SOURCES = (
 )
 
 LAUNCH_MODULES = ("launch_ros", "ros2launch", "osrf_pycommon")
+
+
+class Ros:
+    """Nodes in one rclpy context, spun by one SingleThreadedExecutor in the test's thread.
+
+    A context manager: leaving it shuts the executor down, destroys every node it made (last
+    first) and shuts the context down. ``args`` are the context's command line, e.g.
+    ``["--ros-args", "--params-file", path]`` to give every node a scenario file.
+    """
+
+    def __init__(self, args: list[str] | None = None) -> None:
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+
+        self.context = rclpy.Context()
+        rclpy.init(args=args, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.nodes: list[Any] = []
+
+    def add(self, node_class: type, *, namespace: str | None = None, **parameters: object) -> Any:
+        """A ``node_class`` node in this context with ``parameters`` as overrides, spun by the executor.
+
+        Raises whatever the node's constructor raises (a refused parameter: `ConfigError`).
+        """
+        from rclpy.parameter import Parameter
+
+        overrides = [Parameter(name, value=value) for name, value in parameters.items()]
+        extra = {} if namespace is None else {"namespace": namespace}
+        node = node_class(context=self.context, parameter_overrides=overrides, **extra)
+        return self._keep(node)
+
+    def probe(self, name: str = "probe", *, namespace: str | None = None) -> Any:
+        """A plain node to publish and subscribe from the test, spun by the executor."""
+        import rclpy
+
+        return self._keep(rclpy.create_node(name, namespace=namespace, context=self.context))
+
+    def destroy(self, node: Any) -> None:
+        """Destroy ``node`` now (it leaves the executor)."""
+        self.executor.remove_node(node)
+        self.nodes.remove(node)
+        node.destroy_node()
+
+    def spin_until(
+        self,
+        done: Callable[[], object],
+        timeout: float = 10.0,
+        *,
+        each: Callable[[], None] | None = None,
+        spins: int = 1,
+        period: float = 0.05,
+    ) -> bool:
+        """Spin until ``done()`` is true or ``timeout`` wall seconds have passed; whether it is.
+
+        ``each()`` (e.g. a publish while discovery settles) runs before every ``spins`` calls of
+        ``spin_once(period)``; ``done()`` is checked after each of them.
+        """
+        deadline = time.monotonic() + timeout
+        while not done():
+            if time.monotonic() > deadline:
+                return False
+            if each is not None:
+                each()
+            for _ in range(spins):
+                self.executor.spin_once(timeout_sec=period)
+                if done():
+                    return True
+        return True
+
+    def _keep(self, node: Any) -> Any:
+        self.nodes.append(node)
+        self.executor.add_node(node)
+        return node
+
+    def close(self) -> None:
+        """Shut the executor down, destroy every node (last first), shut the context down."""
+        self.executor.shutdown()
+        for node in reversed(self.nodes):
+            node.destroy_node()
+        self.nodes.clear()
+        self.context.try_shutdown()
+
+    def __enter__(self) -> Ros:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@pytest.fixture
+def ros() -> Iterator[Ros]:
+    """`Ros`: one context and executor for the test; every node it made destroyed afterwards."""
+    with Ros() as harness:
+        yield harness
 
 
 @dataclass(frozen=True)

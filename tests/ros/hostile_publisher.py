@@ -126,9 +126,11 @@ class HostilePublisher(Node):
 def main() -> None:
     """Publish until SIGINT / SIGTERM, then write the report."""
     import rclpy
-    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
 
     from motor_ident.io.robot_config import load_robot_config
+    from motor_ident.ros.common import stop_on_signals
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robot", default="valkyrie_arm", help="robot config whose joints to use")
@@ -137,16 +139,15 @@ def main() -> None:
     args = parser.parse_args()
     if not (math.isfinite(args.rate) and args.rate > 0.0):
         parser.error(f"--rate {args.rate}: expected a positive rate in Hz")
-    rclpy.init()
+    stop_requested = stop_on_signals()
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = HostilePublisher(list(load_robot_config(args.robot).joints), args.rate)
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     print("ready", flush=True)  # the caller may start the robot now
     try:
-        while rclpy.ok():
+        while not stop_requested:
             executor.spin_once(timeout_sec=0.05)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
     finally:
         Path(args.out).write_text(json.dumps({"sent": node.sent, "diagnostics": node.diagnostics}, indent=1))
         executor.shutdown()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
@@ -14,11 +12,8 @@ T_WAIST = np.array([[0.0, 0.55, 0.55], [0.0, 0.55, -0.55], [1.0, -0.25, 0.25]]) 
 
 
 @pytest.fixture
-def dds():
+def dds(ros):
     """decoupler + pwm_feedforward (icub_torso) and a probe node in one context and executor."""
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.parameter import Parameter
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
@@ -26,12 +21,9 @@ def dds():
     from motor_ident.ros.decoupler_node import DecouplerNode
     from motor_ident.ros.pwm_feedforward_node import PwmFeedforwardNode
 
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    robot = [Parameter("robot", value="icub_torso")]
-    decoupler = DecouplerNode(context=context, parameter_overrides=robot)
-    pwm = PwmFeedforwardNode(context=context, parameter_overrides=[*robot, Parameter("duty_limit", value=0.5)])
-    probe = rclpy.create_node("probe", context=context)
+    decoupler = ros.add(DecouplerNode, robot="icub_torso")
+    pwm = ros.add(PwmFeedforwardNode, robot="icub_torso", duty_limit=0.5)
+    probe = ros.probe()
     received: dict[str, list] = {"motor_states": [], "joint_states": [], "motor_commands": [], "pwm": []}
     probe.create_subscription(JointState, "decoupler/motor_states", received["motor_states"].append, STATE_QOS)
     probe.create_subscription(JointState, "decoupler/joint_states", received["joint_states"].append, STATE_QOS)
@@ -45,24 +37,13 @@ def dds():
         "joint_commands": probe.create_publisher(Float64MultiArray, "decoupler/joint_commands", COMMAND_QOS),
         "desired": probe.create_publisher(Float64MultiArray, "effort_controller/commands", COMMAND_QOS),
     }
-    executor = SingleThreadedExecutor(context=context)
-    for node in (decoupler, pwm, probe):
-        executor.add_node(node)
 
-    def exchange(publish, key: str, timeout: float = 5.0):
+    def exchange(publish, key: str, timeout: float = 10.0):
         """Publish until ``key`` receives a message (discovery takes a moment); return that message."""
-        deadline = time.monotonic() + timeout
-        while not received[key] and time.monotonic() < deadline:
-            publish()
-            executor.spin_once(timeout_sec=0.05)
-        assert received[key], f"nothing received on {key}"
+        assert ros.spin_until(lambda: received[key], timeout, each=publish), f"nothing received on {key}"
         return received[key][-1]
 
-    yield {"exchange": exchange, "pub": publishers, "pwm": pwm, "decoupler": decoupler}
-    executor.shutdown()
-    for node in (decoupler, pwm, probe):
-        node.destroy_node()
-    rclpy.shutdown(context=context)
+    return {"exchange": exchange, "pub": publishers, "pwm": pwm, "decoupler": decoupler}
 
 
 def test_joint_torque_comes_out_as_motor_torque(dds) -> None:
@@ -115,15 +96,12 @@ def test_pwm_feedforward_publishes_saturated_duty(dds) -> None:
     assert np.max(np.abs(node.last_duty)) == pytest.approx(0.5) and np.all(np.isfinite(node.last_duty))
 
 
-def test_joint_torques_reach_the_duty_cycles_through_the_decoupler_along_the_reference() -> None:
+def test_joint_torques_reach_the_duty_cycles_through_the_decoupler_along_the_reference(ros) -> None:
     """The icub_torso scenario's wiring, in a namespace: joint torques on effort_controller/commands ->
     decoupler (joint_commands_topic) -> decoupler/motor_commands -> pwm_feedforward (command_space motor,
     reference_topic) -> duty = (T' tau + fc sign(v) + fv v + D a - tau_0 + back_emf v) / K_pwm* with v, a
     the reference's motor velocity and acceleration, not the measured (zero) velocity."""
-    import rclpy
     from builtin_interfaces.msg import Duration
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.parameter import Parameter
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -133,74 +111,58 @@ def test_joint_torques_reach_the_duty_cycles_through_the_decoupler_along_the_ref
     from motor_ident.ros.decoupler_node import DecouplerNode
     from motor_ident.ros.pwm_feedforward_node import PwmFeedforwardNode
 
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    robot = Parameter("robot", value="icub_torso")
-    decoupler = DecouplerNode(
-        context=context,
-        namespace="wired",
-        parameter_overrides=[robot, Parameter("joint_commands_topic", value="effort_controller/commands")],
+    decoupler = ros.add(
+        DecouplerNode, namespace="wired", robot="icub_torso", joint_commands_topic="effort_controller/commands"
     )
-    pwm = PwmFeedforwardNode(
-        context=context,
+    pwm = ros.add(
+        PwmFeedforwardNode,
         namespace="wired",
-        parameter_overrides=[
-            robot,
-            Parameter("command_topic", value="decoupler/motor_commands"),
-            Parameter("command_space", value="motor"),
-            Parameter("reference_topic", value="feedforward/reference"),
-        ],
+        robot="icub_torso",
+        command_topic="decoupler/motor_commands",
+        command_space="motor",
+        reference_topic="feedforward/reference",
     )
-    probe = rclpy.create_node("probe", namespace="wired", context=context)
+    probe = ros.probe(namespace="wired")
     duties: list = []
     probe.create_subscription(Float64MultiArray, "pwm_controller/commands", duties.append, COMMAND_QOS)
     state_pub = probe.create_publisher(JointState, "joint_states", STATE_QOS)
     reference_pub = probe.create_publisher(JointTrajectory, "feedforward/reference", 10)
     command_pub = probe.create_publisher(Float64MultiArray, "effort_controller/commands", COMMAND_QOS)
-    executor = SingleThreadedExecutor(context=context)
-    for node in (decoupler, pwm, probe):
-        executor.add_node(node)
     qd_ref, qdd_ref = np.array([0.4, -0.1, 0.4]), np.array([2.0, 1.0, -3.0])  # joint space; motors > 0.27 rad/s
     tau = np.array([3.0, -2.0, 1.0])
-    try:
-        deadline = time.monotonic() + 10.0
-        while not duties and time.monotonic() < deadline:
-            now = probe.get_clock().now()
-            t = now.nanoseconds * 1e-9
-            reference = JointTrajectory(joint_names=["torso_pitch", "torso_roll", "torso_yaw"])
-            reference.header.stamp = now.to_msg()
-            reference.points = [
-                JointTrajectoryPoint(
-                    positions=[0.5, 0.0, 0.0],
-                    velocities=qd_ref.tolist(),
-                    accelerations=qdd_ref.tolist(),
-                    time_from_start=Duration(sec=s),
-                )
-                for s in range(3)
-            ]
-            reference_pub.publish(reference)
-            executor.spin_once(timeout_sec=0.02)
-            state_pub.publish(
-                make_joint_state(
-                    ["torso_pitch", "torso_roll", "torso_yaw"], t + 0.5, np.zeros(3), np.zeros(3), np.zeros(3)
-                )
+
+    def publish() -> None:
+        """A reference, then a state, then (once both have arrived) the joint torques."""
+        now = probe.get_clock().now()
+        t = now.nanoseconds * 1e-9
+        reference = JointTrajectory(joint_names=["torso_pitch", "torso_roll", "torso_yaw"])
+        reference.header.stamp = now.to_msg()
+        reference.points = [
+            JointTrajectoryPoint(
+                positions=[0.5, 0.0, 0.0],
+                velocities=qd_ref.tolist(),
+                accelerations=qdd_ref.tolist(),
+                time_from_start=Duration(sec=s),
             )
-            executor.spin_once(timeout_sec=0.02)
-            if pwm.reference_time.size and pwm.last_state_time is not None:
-                command_pub.publish(Float64MultiArray(data=tau.tolist()))
-            for _ in range(5):
-                executor.spin_once(timeout_sec=0.02)
-        assert duties, "no duty cycles on wired/pwm_controller/commands"
-        assert int(decoupler.counts["joint_commands"]) >= 1 and decoupler.dropped == 0 and pwm.dropped == 0
-        v, a = np.linalg.solve(T_WAIST, qd_ref), np.linalg.solve(T_WAIST, qdd_ref)
-        expected = []
-        for k, chain in enumerate(pwm.chains):
-            fc, fv = chain.friction_values[:2]
-            needed = (T_WAIST.T @ tau)[k] + fc * np.sign(v[k]) + fv * v[k] + chain.reflected_inertia * a[k]
-            expected.append((needed - chain.motor.tau_0 + chain.motor.back_emf * v[k]) / chain.motor.k_pwm)
-        assert_allclose(duties[-1].data, expected, rtol=1e-6)
-    finally:
-        executor.shutdown()
-        for node in (decoupler, pwm, probe):
-            node.destroy_node()
-        rclpy.shutdown(context=context)
+            for s in range(3)
+        ]
+        reference_pub.publish(reference)
+        ros.executor.spin_once(timeout_sec=0.02)
+        state_pub.publish(
+            make_joint_state(["torso_pitch", "torso_roll", "torso_yaw"], t + 0.5, np.zeros(3), np.zeros(3), np.zeros(3))
+        )
+        ros.executor.spin_once(timeout_sec=0.02)
+        if pwm.reference_time.size and pwm.last_state_time is not None:
+            command_pub.publish(Float64MultiArray(data=tau.tolist()))
+
+    assert ros.spin_until(lambda: duties, 10.0, each=publish, spins=5, period=0.02), (
+        "no duty cycles on wired/pwm_controller/commands"
+    )
+    assert int(decoupler.counts["joint_commands"]) >= 1 and decoupler.dropped == 0 and pwm.dropped == 0
+    v, a = np.linalg.solve(T_WAIST, qd_ref), np.linalg.solve(T_WAIST, qdd_ref)
+    expected = []
+    for k, chain in enumerate(pwm.chains):
+        fc, fv = chain.friction_values[:2]
+        needed = (T_WAIST.T @ tau)[k] + fc * np.sign(v[k]) + fv * v[k] + chain.reflected_inertia * a[k]
+        expected.append((needed - chain.motor.tau_0 + chain.motor.back_emf * v[k]) / chain.motor.k_pwm)
+    assert_allclose(duties[-1].data, expected, rtol=1e-6)

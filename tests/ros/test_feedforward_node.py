@@ -11,19 +11,11 @@ pytestmark = pytest.mark.ros
 
 
 @pytest.fixture
-def node():
+def node(ros):
     """A feedforward node for valkyrie_arm in its own rclpy context."""
-    import rclpy
-    from rclpy.parameter import Parameter
-
     from motor_ident.ros.feedforward_node import FeedforwardNode
 
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    ff = FeedforwardNode(context=context, parameter_overrides=[Parameter("rate_limit", value=[1e9])])
-    yield ff
-    ff.destroy_node()
-    rclpy.shutdown(context=context)
+    return ros.add(FeedforwardNode, rate_limit=[1e9])
 
 
 def _state(ff, t, q, qd):

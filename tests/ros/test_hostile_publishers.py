@@ -143,7 +143,8 @@ def test_demo_report_survives_ragged_series(tmp_path: Path) -> None:
         "physically_consistent": None,
         "dropped_samples": 3,
     }
-    result = RunResult("s", "robot", ("a", "b"), 3.0, 1.0, rec, summary)
+    settings = {"excitation": {"ramp_time": 2.0}, "identifier": {"r2_threshold": 0.95}}
+    result = RunResult("s", "robot", ("a", "b"), 3.0, 1.0, rec, summary, settings)
     numbers = summarize(result)
     assert numbers["tracking_rmse_nominal"] == pytest.approx(np.sqrt(0.05), rel=1e-12)
     assert numbers["command_step_max_tracking"] == pytest.approx(0.2)
@@ -152,18 +153,25 @@ def test_demo_report_survives_ragged_series(tmp_path: Path) -> None:
     assert len(paths) == 3 and all(p.stat().st_size > 1000 for p in paths)
 
 
+def test_demo_report_reads_the_runs_settings(tmp_path: Path) -> None:
+    """The ramp-in the numbers leave out is the run's excitation ramp_time (2.6 s: only the
+    sample at 2.7 s counts); without an excitation node nothing is left out; the JSON carries
+    the settings (tuples as lists)."""
+    rec = Recording()
+    rec.tracking_error = [(2.5, np.array([0.1, 0.1])), (2.7, np.array([0.3, 0.3]))]
+    summary = {key: None for key in ("r2_per_joint", "r2_uncentred_per_joint", "condition_number")}
+    summary.update(gate_open=False, reason="buffer filling", physically_consistent=None, dropped_samples=0)
+    settings = {"excitation": {"ramp_time": 2.6}, "feedforward": {"kp": (100.0,)}}
+    numbers = summarize(RunResult("s", "robot", ("a", "b"), 3.0, 1.0, rec, summary, settings))
+    assert numbers["tracking_rmse_nominal"] == pytest.approx(0.3, rel=1e-12)
+    assert numbers["settings"]["feedforward"] == {"kp": [100.0]}
+    numbers = summarize(RunResult("s", "robot", ("a", "b"), 3.0, 1.0, rec, summary, {}))
+    assert numbers["tracking_rmse_nominal"] == pytest.approx(np.sqrt(0.05), rel=1e-12)
+    paths = plot_run(RunResult("s", "robot", ("a", "b"), 3.0, 1.0, rec, summary, {}), tmp_path)
+    assert len(paths) == 3
+
+
 # -- the nodes, in process (callbacks called directly) ---------------------------------------------
-
-
-@pytest.fixture
-def ros_context():
-    """An initialised rclpy context, shut down afterwards."""
-    import rclpy
-
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    yield context
-    rclpy.shutdown(context=context)
 
 
 def _robot_states(config, seconds: float, start: float = 0.001):
@@ -180,80 +188,70 @@ def _robot_states(config, seconds: float, start: float = 0.001):
 
 
 @pytest.mark.ros
-def test_feedforward_answers_only_the_robot(ros_context) -> None:
+def test_feedforward_answers_only_the_robot(ros) -> None:
     """Every robot state gets one finite command; no hostile message gets one or restarts the
     clock; /diagnostics values count each reason."""
     from motor_ident.io.robot_config import load_robot_config
     from motor_ident.ros.feedforward_node import FeedforwardNode
 
-    node = FeedforwardNode(context=ros_context)
-    try:
-        joints = list(node.joints)
-        t, q, qd, tau = _robot_states(load_robot_config(node.get_parameter("robot").value), 0.5, start=1.0)
-        answered = []
-        for k in range(t.size):
-            node._on_state(make_joint_state(joints, t[k], q[k], qd[k], tau[k]))
-            answered.append(node.commands_published)
-            command = node.previous.copy()
-            kind = list(KINDS)[k % len(KINDS)]
-            node._on_state(malformed(kind, joints, t[k], q[k], qd[k], tau[k]))
-            assert node.commands_published == answered[-1] and np.array_equal(node.previous, command), kind
-            assert np.all(np.isfinite(command))
-        assert answered == list(range(1, t.size + 1))
-        assert node.stamps.restarts == 0 and node.last_state_time == t[-1]
-        expected: dict[str, int] = {}
-        for k in range(t.size):
-            reason_kind = KINDS[list(KINDS)[k % len(KINDS)]]
-            expected[reason_kind] = expected.get(reason_kind, 0) + 1
-        assert node.drops.counts == expected
-        values = node.drops.diagnostic_values()
-        assert values["dropped_samples"] == t.size
-    finally:
-        node.destroy_node()
+    node = ros.add(FeedforwardNode)
+    joints = list(node.joints)
+    t, q, qd, tau = _robot_states(load_robot_config(node.get_parameter("robot").value), 0.5, start=1.0)
+    answered = []
+    for k in range(t.size):
+        node._on_state(make_joint_state(joints, t[k], q[k], qd[k], tau[k]))
+        answered.append(node.commands_published)
+        command = node.previous.copy()
+        kind = list(KINDS)[k % len(KINDS)]
+        node._on_state(malformed(kind, joints, t[k], q[k], qd[k], tau[k]))
+        assert node.commands_published == answered[-1] and np.array_equal(node.previous, command), kind
+        assert np.all(np.isfinite(command))
+    assert answered == list(range(1, t.size + 1))
+    assert node.stamps.restarts == 0 and node.last_state_time == t[-1]
+    expected: dict[str, int] = {}
+    for k in range(t.size):
+        reason_kind = KINDS[list(KINDS)[k % len(KINDS)]]
+        expected[reason_kind] = expected.get(reason_kind, 0) + 1
+    assert node.drops.counts == expected
+    values = node.drops.diagnostic_values()
+    assert values["dropped_samples"] == t.size
 
 
 @pytest.mark.ros
-def test_identifier_keeps_its_buffer_under_strays_and_restarts_on_a_bag_loop(ros_context) -> None:
+def test_identifier_keeps_its_buffer_under_strays_and_restarts_on_a_bag_loop(ros) -> None:
     """Hostile messages between the robot's states neither reset the buffer nor enter it; a
     real clock restart (bag loop) empties it once."""
-    from rclpy.parameter import Parameter
-
     from motor_ident.ros.identifier_node import IdentifierNode
 
-    overrides = [Parameter("require_consistent", value=False), Parameter("window", value=100)]
-    node = IdentifierNode(context=ros_context, parameter_overrides=overrides)
-    try:
-        joints = list(node.config.joints)
-        t, q, qd, tau = _robot_states(node.config, 1.0)
-        for k in range(t.size):
-            node._on_state(make_joint_state(joints, t[k], q[k], qd[k], tau[k]))
-            if k % 3 == 0:
-                kind = list(KINDS)[(k // 3) % len(KINDS)]
-                node._on_state(malformed(kind, joints, t[k], q[k], qd[k], tau[k]))
-        core = node.core
-        assert core.resets == 0 and core.samples_seen == t.size and core.dropped == 0
-        assert node.rejected == len(range(0, t.size, 3))
-        assert core.fit is not None and min(core.fit.r2) > 0.99  # only the robot's samples in the buffer
-        for k in range(20):  # the bag starts again
-            node._on_state(make_joint_state(joints, t[k], q[k], qd[k], tau[k]))
-        assert core.resets == 1 and core.samples_seen == t.size + 20 - (node.stamps.confirm - 1)
-    finally:
-        node.destroy_node()
+    node = ros.add(IdentifierNode, require_consistent=False, window=100)
+    joints = list(node.config.joints)
+    t, q, qd, tau = _robot_states(node.config, 1.0)
+    for k in range(t.size):
+        node._on_state(make_joint_state(joints, t[k], q[k], qd[k], tau[k]))
+        if k % 3 == 0:
+            kind = list(KINDS)[(k // 3) % len(KINDS)]
+            node._on_state(malformed(kind, joints, t[k], q[k], qd[k], tau[k]))
+    core = node.core
+    assert core.resets == 0 and core.samples_seen == t.size and core.dropped == 0
+    assert node.rejected == len(range(0, t.size, 3))
+    assert core.fit is not None and min(core.fit.r2) > 0.99  # only the robot's samples in the buffer
+    for k in range(20):  # the bag starts again
+        node._on_state(make_joint_state(joints, t[k], q[k], qd[k], tau[k]))
+    assert core.resets == 1 and core.samples_seen == t.size + 20 - (node.stamps.confirm - 1)
 
 
 @pytest.mark.ros
-def test_bad_clock_parameters_are_refused_by_name(ros_context) -> None:
-    """clock_restart_samples < 1 or max_stamp_jump <= 0 stop the node, naming the parameter."""
-    from rclpy.parameter import Parameter
-
+def test_bad_clock_parameters_are_refused_by_name(ros) -> None:
+    """clock_restart_samples < 1 or max_stamp_jump <= 0 stop the node, naming the parameter and
+    the value (the range check is the parameter descriptor's, from the settings class)."""
     from motor_ident.errors import ConfigError
     from motor_ident.ros.feedforward_node import FeedforwardNode
     from motor_ident.ros.identifier_node import IdentifierNode
 
-    with pytest.raises(ConfigError, match="clock_restart_samples = 0"):
-        FeedforwardNode(context=ros_context, parameter_overrides=[Parameter("clock_restart_samples", value=0)])
-    with pytest.raises(ConfigError, match="max_stamp_jump = -1.0"):
-        IdentifierNode(context=ros_context, parameter_overrides=[Parameter("max_stamp_jump", value=-1.0)])
+    with pytest.raises(ConfigError, match=r"parameter clock_restart_samples\b.*\b0\b"):
+        ros.add(FeedforwardNode, clock_restart_samples=0)
+    with pytest.raises(ConfigError, match=r"parameter max_stamp_jump\b.*-1\.0"):
+        ros.add(IdentifierNode, max_stamp_jump=-1.0)
 
 
 # -- the scenario over DDS with a hostile publisher in another process -----------------------------

@@ -156,7 +156,7 @@ def test_motor_torque_minus_chain_output_is_the_configured_motor_friction(run) -
     """The sim's motors deliver K_pwm* PWM + tau_0 - back-EMF; what reaches the joints (T' tau_joint) is
     that minus the chain's friction (and rotor inertia): their difference is the config's motor friction."""
     from motor_ident.io.robot_config import load_robot_config
-    from motor_ident.sim.actuator import motor_chains
+    from motor_ident.sim.motor_chain import motor_chains
 
     _, probe = run
     _, chains = motor_chains(load_robot_config("icub_torso"))
@@ -184,7 +184,7 @@ def test_joint_torque_commands_become_motor_torques_then_duty_cycles_the_sim_app
     duty limit, one per motor command; and the duty the sim's motors apply (from their torque, K_pwm*
     and tau_0 of the config) is one that pwm_feedforward sent. The sim does not take joint torques."""
     from motor_ident.io.robot_config import load_robot_config
-    from motor_ident.sim.actuator import motor_chains
+    from motor_ident.sim.motor_chain import motor_chains
 
     result, probe = run
     joint_cmd = np.array(probe.data["effort_controller/commands"])

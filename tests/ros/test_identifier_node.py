@@ -11,24 +11,10 @@ import yaml
 pytestmark = pytest.mark.ros
 
 
-@pytest.fixture
-def ros_context():
-    """An initialised rclpy context, shut down afterwards."""
-    import rclpy
-
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    yield context
-    rclpy.shutdown(context=context)
-
-
-def _node(context, **params):
-    from rclpy.parameter import Parameter
-
+def _node(ros, **params):
     from motor_ident.ros.identifier_node import IdentifierNode
 
-    overrides = [Parameter(k, value=v) for k, v in params.items()]
-    return IdentifierNode(context=context, parameter_overrides=overrides)
+    return ros.add(IdentifierNode, **params)
 
 
 def _feed(node, seconds: float = 6.0) -> None:
@@ -48,71 +34,57 @@ def _feed(node, seconds: float = 6.0) -> None:
         node._on_state(make_joint_state(node.config.joints, t[k], q[k], qd[k], tau[k]))
 
 
-def test_save_then_reload_as_nominal(ros_context, tmp_path: Path) -> None:
+def test_save_then_reload_as_nominal(ros, tmp_path: Path) -> None:
     """~/save writes the estimate atomically; a new node loads it as its nominal model."""
     from std_srvs.srv import Trigger
 
     path = tmp_path / "identified.yaml"
-    node = _node(ros_context, parameters_file=str(path), window=300)
-    try:
-        _feed(node)
-        assert node.core.gate_open, node.core.gate.reason
-        response = node._on_save(Trigger.Request(), Trigger.Response())
-        assert response.success and path.is_file()
-        estimate = node.core.fit.theta.copy()
-    finally:
-        node.destroy_node()
-    reloaded = _node(ros_context, parameters_file=str(path))
-    try:
-        assert reloaded.nominal_source.startswith("saved parameters")
-        np.testing.assert_allclose(reloaded.core.theta_nominal, estimate, rtol=1e-9, atol=1e-9)
-    finally:
-        reloaded.destroy_node()
+    node = _node(ros, parameters_file=str(path), window=300)
+    _feed(node)
+    assert node.core.gate_open, node.core.gate.reason
+    response = node._on_save(Trigger.Request(), Trigger.Response())
+    assert response.success and path.is_file()
+    estimate = node.core.fit.theta.copy()
+    ros.destroy(node)
+    reloaded = _node(ros, parameters_file=str(path))
+    assert reloaded.nominal_source.startswith("saved parameters")
+    np.testing.assert_allclose(reloaded.core.theta_nominal, estimate, rtol=1e-9, atol=1e-9)
 
 
-def test_corrupt_parameter_file_falls_back_and_is_kept(ros_context, tmp_path: Path) -> None:
+def test_corrupt_parameter_file_falls_back_and_is_kept(ros, tmp_path: Path) -> None:
     """A corrupt file at start: nominal model, a clear error, the bad file moved aside intact."""
     path = tmp_path / "identified.yaml"
     path.write_text("motor_ident_parameters: 1\nparameters: {names: [a], values: [1.0, 2.0]\n")
-    node = _node(ros_context, parameters_file=str(path))
-    try:
-        assert "rejected" in node.nominal_source
-        kept = list(tmp_path.glob("identified.yaml.bad-*"))
-        assert len(kept) == 1 and "values: [1.0, 2.0]" in kept[0].read_text()
-    finally:
-        node.destroy_node()
+    node = _node(ros, parameters_file=str(path))
+    assert "rejected" in node.nominal_source
+    kept = list(tmp_path.glob("identified.yaml.bad-*"))
+    assert len(kept) == 1 and "values: [1.0, 2.0]" in kept[0].read_text()
 
 
-def test_use_nominal_and_reset_services(ros_context) -> None:
+def test_use_nominal_and_reset_services(ros) -> None:
     """use_nominal forces the nominal model; reset empties the buffer and closes the gate."""
     from std_srvs.srv import SetBool, Trigger
 
-    node = _node(ros_context, window=300)
-    try:
-        _feed(node)
-        assert node.core.gate_open
-        node._on_use_nominal(SetBool.Request(data=True), SetBool.Response())
-        assert not node.core.gate_open and "forced" in node.core.gate.reason
-        np.testing.assert_array_equal(node.core.active_theta, node.core.theta_nominal)
-        node._on_use_nominal(SetBool.Request(data=False), SetBool.Response())
-        assert node.core.gate_open
-        node._on_reset(Trigger.Request(), Trigger.Response())
-        assert not node.core.gate_open and node.core.window.count == 0
-    finally:
-        node.destroy_node()
+    node = _node(ros, window=300)
+    _feed(node)
+    assert node.core.gate_open
+    node._on_use_nominal(SetBool.Request(data=True), SetBool.Response())
+    assert not node.core.gate_open and "forced" in node.core.gate.reason
+    np.testing.assert_array_equal(node.core.active_theta, node.core.theta_nominal)
+    node._on_use_nominal(SetBool.Request(data=False), SetBool.Response())
+    assert node.core.gate_open
+    node._on_reset(Trigger.Request(), Trigger.Response())
+    assert not node.core.gate_open and node.core.window.count == 0
 
 
-def test_saved_file_is_valid_yaml_with_names(ros_context, tmp_path: Path) -> None:
+def test_saved_file_is_valid_yaml_with_names(ros, tmp_path: Path) -> None:
     """The saved file is plain YAML (safe-loadable) naming every parameter of the regressor."""
     from std_srvs.srv import Trigger
 
     path = tmp_path / "p.yaml"
-    node = _node(ros_context, parameters_file=str(path), window=300)
-    try:
-        _feed(node, 4.0)
-        node._on_save(Trigger.Request(), Trigger.Response())
-        doc = yaml.safe_load(path.read_text())
-        assert doc["parameters"]["names"] == list(node.regressor.names)
-        assert np.all(np.isfinite(doc["parameters"]["values"]))
-    finally:
-        node.destroy_node()
+    node = _node(ros, parameters_file=str(path), window=300)
+    _feed(node, 4.0)
+    node._on_save(Trigger.Request(), Trigger.Response())
+    doc = yaml.safe_load(path.read_text())
+    assert doc["parameters"]["names"] == list(node.regressor.names)
+    assert np.all(np.isfinite(doc["parameters"]["values"]))

@@ -31,6 +31,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
+from tests.ros.conftest import Ros
 
 LAUNCH_FILES = sorted((REPO / "launch").glob("*.launch.py"))
 
@@ -262,8 +263,6 @@ class Probe:
     }
 
     def __init__(self, topics: list[str]) -> None:
-        import rclpy
-        from rclpy.executors import SingleThreadedExecutor
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray
         from trajectory_msgs.msg import JointTrajectory
@@ -271,11 +270,8 @@ class Probe:
         from motor_ident.ros.common import STATE_QOS
 
         types = {"JointState": JointState, "Float64MultiArray": Float64MultiArray, "JointTrajectory": JointTrajectory}
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = rclpy.create_node("launch_probe", context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
+        self.ros = Ros()
+        self.node = self.ros.probe("launch_probe")
         self.counts = dict.fromkeys(topics, 0)
         self.last: dict[str, Any] = {}
         for topic in topics:
@@ -291,12 +287,7 @@ class Probe:
 
     def spin_until(self, done, timeout: float) -> bool:
         """Process callbacks until ``done()`` or ``timeout`` [s]; whether it was done."""
-        deadline = time.monotonic() + timeout
-        while not done():
-            if time.monotonic() > deadline:
-                return False
-            self.executor.spin_once(timeout_sec=0.05)
-        return True
+        return self.ros.spin_until(done, timeout)
 
     def node_names(self) -> set[str]:
         return {name for name, _ in self.node.get_node_names_and_namespaces()}
@@ -320,11 +311,7 @@ class Probe:
         return {name: parameter_value_to_python(v) for name, v in zip(names, future.result().values, strict=True)}
 
     def close(self) -> None:
-        import rclpy
-
-        self.executor.shutdown()
-        self.node.destroy_node()
-        rclpy.shutdown(context=self.context)
+        self.ros.close()
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import REPO
+from tests.ros.conftest import Ros
 
 pytestmark = pytest.mark.ros
 
@@ -78,7 +79,7 @@ class NodeRun:
     node: str
     mode: str
     namespace: str
-    process: Any  # motor_ident.ros.runner.NodeProcess
+    process: Any  # motor_ident.ros.processes.NodeProcess
     answers: list[Any] = field(default_factory=list)
     samples_fed: int = 0
     exit_seconds: float | None = None
@@ -124,6 +125,24 @@ def test_unknown_node_in_scenario_file_is_named(tmp_path) -> None:
         run_scenario("valkyrie_arm", duration=0.1, overrides={"decoupler": {"robot": "icub_torso"}})
 
 
+def test_bad_value_in_scenario_is_refused_before_any_node_starts(tmp_path) -> None:
+    """An integer written for a float, or an override out of range, stops the run with the scenario
+    loader's message (file, node, key, value, what is expected) before any node process starts."""
+    from motor_ident.errors import ConfigError
+    from motor_ident.ros.runner import run_scenario
+
+    path = tmp_path / "bad.yaml"
+    text = (REPO / "config" / "scenarios" / "valkyrie_arm.yaml").read_text()
+    assert "ramp_time: 2.0 " in text
+    path.write_text(text.replace("ramp_time: 2.0 ", "ramp_time: 3   "))
+    logs = tmp_path / "logs"
+    with pytest.raises(ConfigError, match=r"bad\.yaml: node excitation: ramp_time = 3: expected a float .*write 3\.0"):
+        run_scenario(path, duration=0.1, processes=True, log_dir=logs)
+    assert not logs.exists()
+    with pytest.raises(ConfigError, match=r"node identifier: r2_threshold = 1\.5: expected a float > 0, <= 1"):
+        run_scenario("valkyrie_arm", duration=0.1, overrides={"identifier": {"r2_threshold": 1.5}})
+
+
 def _namespaced_parameter_file(scenario: str, namespace: str, directory: Path) -> Path:
     """The scenario's parameter file with each node's key moved into ``namespace`` (``/ns/node:``),
     as a user writes it for namespaced nodes: a plain ``node:`` key matches only ``/node``."""
@@ -156,14 +175,13 @@ def node_runs(tmp_path_factory) -> dict[tuple[str, str], NodeRun]:
     """Each entry point three times (once per signal), every process in its own namespace, all
     started at once; a probe node feeds each its inputs until it answers, then each process gets
     its signal in turn and the test times its exit."""
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
     from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
     from motor_ident.ros.conversions import make_array, make_joint_state
-    from motor_ident.ros.runner import NodeProcess, node_command, stop_processes
+    from motor_ident.ros.processes import NodeProcess, stop_processes
+    from motor_ident.ros.runner import node_command
 
     log_dir = tmp_path_factory.mktemp("node_logs")
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "RCUTILS_COLORIZED_OUTPUT": "0"}
@@ -181,11 +199,8 @@ def node_runs(tmp_path_factory) -> dict[tuple[str, str], NodeRun]:
                 node, mode, namespace, NodeProcess(node, node_command(node, arguments), log, env)
             )
     processes = [run.process for run in runs.values()]
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    prober = rclpy.create_node("process_probe", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(prober)
+    ros = Ros()
+    prober = ros.probe("process_probe")
     types = _message_types()
     rng = np.random.default_rng(7)
     feeders = []
@@ -229,7 +244,7 @@ def node_runs(tmp_path_factory) -> dict[tuple[str, str], NodeRun]:
                     feed()
             end = time.monotonic() + 0.02
             while time.monotonic() < end:
-                executor.spin_once(timeout_sec=0.01)
+                ros.executor.spin_once(timeout_sec=0.01)
         for run in runs.values():
             if not run.answers or run.process.popen.poll() is not None:
                 continue  # its test reports it
@@ -247,9 +262,7 @@ def node_runs(tmp_path_factory) -> dict[tuple[str, str], NodeRun]:
         yield runs
     finally:
         stop_processes(processes)
-        executor.shutdown()
-        prober.destroy_node()
-        rclpy.shutdown(context=context)
+        ros.close()
 
 
 NODE_MODES = [(node, mode) for node in PROBES for mode in SIGNALS]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
@@ -15,31 +13,24 @@ MOTORS = ["m1", "m2"]
 
 
 @pytest.fixture
-def dds():
+def dds(ros):
     """vrec_controller (two Xin et al. 2020 bench joints, motor side) and a probe node in one context and executor."""
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.parameter import Parameter
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
     from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
     from motor_ident.ros.vrec_controller_node import VrecControllerNode
 
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    node = VrecControllerNode(
-        context=context,
-        parameter_overrides=[
-            Parameter("joints", value=JOINTS),
-            Parameter("motor_names", value=MOTORS),
-            Parameter("motor_states_at_rotor", value=True),
-            Parameter("gear_ratio", value=[160.0]),
-            Parameter("stale_timeout", value=5.0),
-            Parameter("torque_limit", value=[272.0, 50.0]),
-        ],
+    node = ros.add(
+        VrecControllerNode,
+        joints=JOINTS,
+        motor_names=MOTORS,
+        motor_states_at_rotor=True,
+        gear_ratio=[160.0],
+        stale_timeout=5.0,
+        torque_limit=[272.0, 50.0],
     )
-    probe = rclpy.create_node("probe", context=context)
+    probe = ros.probe()
     received: dict[str, list] = {"command": [], "deformation": [], "rigid": []}
     probe.create_subscription(Float64MultiArray, "effort_controller/commands", received["command"].append, COMMAND_QOS)
     probe.create_subscription(JointState, "vrec_controller/deformation", received["deformation"].append, STATE_QOS)
@@ -49,31 +40,20 @@ def dds():
         "motor_states": probe.create_publisher(JointState, "motor_states", STATE_QOS),
         "reference": probe.create_publisher(Float64MultiArray, "vrec_controller/velocity_reference", COMMAND_QOS),
     }
-    executor = SingleThreadedExecutor(context=context)
-    for n in (node, probe):
-        executor.add_node(n)
 
     def exchange(publish, key: str, timeout: float = 10.0):
-        """Publish until ``key`` receives a message (discovery takes a moment); return that message."""
+        """Publish until ``key`` receives a message (discovery takes a moment); return that message.
+
+        One callback per spin: up to 8 spins drain what a publish caused before publishing again."""
         received[key].clear()
-        deadline = time.monotonic() + timeout
-        while not received[key] and time.monotonic() < deadline:
-            publish()
-            for _ in range(8):  # one callback per spin: drain what the publish caused before publishing again
-                executor.spin_once(timeout_sec=0.01)
-                if received[key]:
-                    break
-        assert received[key], f"nothing received on {key}; node counts {node.counts}, {node.last_problem!r}"
+        arrived = ros.spin_until(lambda: received[key], timeout, each=publish, spins=8, period=0.01)
+        assert arrived, f"nothing received on {key}; node counts {node.counts}, {node.last_problem!r}"
         return received[key][-1]
 
-    yield {"node": node, "pubs": pubs, "exchange": exchange, "received": received, "executor": executor}
-    executor.shutdown()
-    for n in (node, probe):
-        n.destroy_node()
-    rclpy.shutdown(context=context)
+    return {"node": node, "pubs": pubs, "exchange": exchange, "received": received}
 
 
-def test_vrec_command_and_dual_encoder_signals(dds) -> None:
+def test_vrec_command_and_dual_encoder_signals(ros, dds) -> None:
     """One update equals the core VREC law; deformation, its rate and v_r are published; the limit holds."""
     from std_msgs.msg import Float64MultiArray
 
@@ -86,11 +66,8 @@ def test_vrec_command_and_dual_encoder_signals(dds) -> None:
     k = design_gain(plant, "motor", XIN_MOTOR_KP, XIN_MOTOR_KI, 0.707)
     assert_allclose(node.gains, [k, k], rtol=1e-9)
     reference = Float64MultiArray(data=[0.2, 5.0])
-    for _ in range(40):  # let the reference arrive before the first command
-        dds["pubs"]["reference"].publish(reference)
-        dds["executor"].spin_once(timeout_sec=0.02)
-        if node.reference[1] == 5.0:
-            break
+    # let the reference arrive before the first command
+    ros.spin_until(lambda: node.reference[1] == 5.0, 10.0, each=lambda: dds["pubs"]["reference"].publish(reference))
     assert_allclose(node.reference, [0.2, 5.0])
     q_l, v_l = np.array([0.10, -0.20]), np.array([0.05, 0.01])
     theta_m, v_m = np.array([0.1002, -0.2001]), np.array([0.06, 0.02])  # link-side referred
@@ -99,7 +76,7 @@ def test_vrec_command_and_dual_encoder_signals(dds) -> None:
 
     def publish() -> None:
         dds["pubs"]["joint_states"].publish(link)
-        dds["executor"].spin_once(timeout_sec=0.01)
+        ros.executor.spin_once(timeout_sec=0.01)
         for c in node.controllers:  # compare the first update only
             c.reset()
         dds["pubs"]["motor_states"].publish(motor)
@@ -137,23 +114,12 @@ def test_bad_messages_are_dropped_never_a_nan_command(dds) -> None:
     assert np.all(np.isfinite(node.last_command)) and np.all(np.abs(node.last_command) <= [272.0, 50.0])
 
 
-def test_refuses_bad_parameters() -> None:
+def test_refuses_bad_parameters(ros) -> None:
     """A wrong number of per-joint values or an impossible gain stops the node with the parameter named."""
-    import rclpy
-    from rclpy.parameter import Parameter
-
     from motor_ident.errors import ConfigError
     from motor_ident.ros.vrec_controller_node import VrecControllerNode
 
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    try:
-        with pytest.raises(ConfigError, match="stiffness"):
-            VrecControllerNode(
-                context=context,
-                parameter_overrides=[Parameter("joints", value=JOINTS), Parameter("stiffness", value=[1.0, 2.0, 3.0])],
-            )
-        with pytest.raises(ConfigError, match="side"):
-            VrecControllerNode(context=context, parameter_overrides=[Parameter("side", value="middle")])
-    finally:
-        rclpy.shutdown(context=context)
+    with pytest.raises(ConfigError, match="stiffness"):
+        ros.add(VrecControllerNode, joints=JOINTS, stiffness=[1.0, 2.0, 3.0])
+    with pytest.raises(ConfigError, match="side"):
+        ros.add(VrecControllerNode, side="middle")

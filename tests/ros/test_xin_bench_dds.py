@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -16,51 +14,36 @@ STEPS = 2000
 def _closed_loop() -> tuple[float, float, int, int]:
     """Run the scenario's loop for STEPS samples; returns (link velocity std and mean over the last second,
     commands published, non-finite commands)."""
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.parameter import Parameter
     from std_msgs.msg import Float64MultiArray
 
     from motor_ident.ros.common import COMMAND_QOS
     from motor_ident.ros.elastic_sim_node import ElasticSimNode
     from motor_ident.ros.vrec_controller_node import VrecControllerNode
     from tests.conftest import REPO
+    from tests.ros.conftest import Ros
 
-    context = rclpy.Context()
-    rclpy.init(args=["--ros-args", "--params-file", str(REPO / "config/scenarios/xin_bench.yaml")], context=context)
-    sim = ElasticSimNode(
-        context=context,
-        parameter_overrides=[Parameter("lockstep", value=True), Parameter("duration", value=STEPS / 1000.0)],
-    )
-    # lockstep runs faster or slower than real time: staleness is judged per step, not by the wall clock
-    controller = VrecControllerNode(context=context, parameter_overrides=[Parameter("stale_timeout", value=1.0)])
-    probe = rclpy.create_node("probe", context=context)
-    reference = probe.create_publisher(Float64MultiArray, "vrec_controller/velocity_reference", COMMAND_QOS)
-    commands: list[list[float]] = []
-    probe.create_subscription(
-        Float64MultiArray, "effort_controller/commands", lambda m: commands.append(list(m.data)), COMMAND_QOS
-    )
-    executor = SingleThreadedExecutor(context=context)
-    for node in (sim, controller, probe):
-        executor.add_node(node)
-    try:
-        deadline = time.monotonic() + 5.0
-        while controller.reference[0] != REFERENCE and time.monotonic() < deadline:
-            reference.publish(Float64MultiArray(data=[REFERENCE]))
-            executor.spin_once(timeout_sec=0.02)
+    with Ros(args=["--ros-args", "--params-file", str(REPO / "config/scenarios/xin_bench.yaml")]) as ros:
+        sim = ros.add(ElasticSimNode, lockstep=True, duration=STEPS / 1000.0)
+        # lockstep runs faster or slower than real time: staleness is judged per step, not by the wall clock
+        controller = ros.add(VrecControllerNode, stale_timeout=1.0)
+        probe = ros.probe()
+        reference = probe.create_publisher(Float64MultiArray, "vrec_controller/velocity_reference", COMMAND_QOS)
+        commands: list[list[float]] = []
+        probe.create_subscription(
+            Float64MultiArray, "effort_controller/commands", lambda m: commands.append(list(m.data)), COMMAND_QOS
+        )
+        ros.spin_until(
+            lambda: controller.reference[0] == REFERENCE,
+            10.0,
+            each=lambda: reference.publish(Float64MultiArray(data=[REFERENCE])),
+            period=0.02,
+        )
         assert controller.reference[0] == REFERENCE
-        deadline = time.monotonic() + 60.0
-        while not sim.finished and time.monotonic() < deadline:
-            executor.spin_once(timeout_sec=0.05)
+        ros.spin_until(lambda: sim.finished, 120.0)
         assert sim.finished, f"only {sim.counts['steps']} steps"
         tail = np.array(sim.link_velocity[-1000:])
         nonfinite = sum(not np.all(np.isfinite(c)) for c in commands)
         return float(tail.std()), float(tail.mean()), len(commands), nonfinite
-    finally:
-        executor.shutdown()
-        for node in (sim, controller, probe):
-            node.destroy_node()
-        rclpy.shutdown(context=context)
 
 
 def _core_loop(gain: float) -> float:

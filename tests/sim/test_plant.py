@@ -13,7 +13,8 @@ from numpy.testing import assert_allclose
 
 from motor_ident.errors import ConfigError
 from motor_ident.io.robot_config import RobotConfig, load_robot_config
-from motor_ident.sim.actuator import ActuatorSimConfig, motor_chains, plant_from_config, random_pwm, simulate
+from motor_ident.sim.actuator import ActuatorSimConfig, plant_from_config, random_pwm, simulate
+from motor_ident.sim.motor_chain import motor_chains
 from motor_ident.sim.plant import PlantConfig, SimulatedRobot, simulated_robot
 
 QUIET = {"torque_noise_std": 0.0, "velocity_noise_std": 0.0, "encoder_counts_per_rev": 0}

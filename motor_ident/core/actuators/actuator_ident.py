@@ -109,7 +109,7 @@ def friction_target(tau_motor: ArrayLike, qdd_motor: ArrayLike, reflected_inerti
     return -(np.asarray(tau_motor, dtype=float) + reflected_inertia * np.asarray(qdd_motor, dtype=float))
 
 
-def _moving(qd: FloatArray, min_velocity: float, *arrays: FloatArray) -> FloatArray:
+def _moving(qd: FloatArray, min_velocity: float, *arrays: FloatArray) -> NDArray[np.bool_]:
     keep = np.abs(qd) > min_velocity
     for a in arrays:
         keep &= np.isfinite(a)
@@ -224,7 +224,8 @@ def coupling_column(qd_joint: ArrayLike, qd_motor: ArrayLike) -> FloatArray:
     energy = float(s @ s)
     if not energy > 0.0:
         raise EstimationError("coupling column: the motor did not move")
-    return (s @ qd_joint) / energy
+    gain: FloatArray = (s @ qd_joint) / energy
+    return gain
 
 
 def chain_torque(tau_joint: ArrayLike, column: ArrayLike) -> FloatArray:
@@ -234,7 +235,8 @@ def chain_torque(tau_joint: ArrayLike, column: ArrayLike) -> FloatArray:
         tau_joint: joint torques of the group, shape (N, n) [N m].
         column: T[:, c], shape (n,).
     """
-    return np.asarray(tau_joint, dtype=float) @ np.asarray(column, dtype=float)
+    out: FloatArray = np.asarray(tau_joint, dtype=float) @ np.asarray(column, dtype=float)
+    return out
 
 
 def joint_wise_chain_torques(tau_joint: ArrayLike, coupling: ArrayLike) -> FloatArray:
@@ -242,7 +244,8 @@ def joint_wise_chain_torques(tau_joint: ArrayLike, coupling: ArrayLike) -> Float
 
     Needs the coupling ``coupling`` (n, n); errors in it go straight into the chain torques.
     """
-    return np.asarray(tau_joint, dtype=float) @ np.asarray(coupling, dtype=float)
+    out: FloatArray = np.asarray(tau_joint, dtype=float) @ np.asarray(coupling, dtype=float)
+    return out
 
 
 def low_velocity_rmse(fit: FrictionFit, qd_motor: ArrayLike, target: ArrayLike, threshold: float) -> float:

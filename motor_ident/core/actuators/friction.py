@@ -34,11 +34,12 @@ configurable here. The zero-slope condition at 0+ (Guedelha et al. 2021, section
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.optimize import minimize_scalar
 
 from motor_ident.errors import ConfigError
 
@@ -136,7 +137,8 @@ def smooth_sign(v: ArrayLike, smoothing_velocity: float = 0.0) -> FloatArray:
     gain = 1.0 / smoothing_velocity if smoothing_velocity > 0.0 else np.inf
     if np.isfinite(gain):
         return np.tanh(v * gain)
-    return np.sign(v)
+    out: FloatArray = np.sign(v)
+    return out
 
 
 def friction_regressor(v: ArrayLike, shape: FrictionShape) -> FloatArray:
@@ -201,7 +203,8 @@ def friction_torque(v: ArrayLike, theta: ArrayLike, shape: FrictionShape) -> Flo
             f"friction parameters have shape {theta.shape}: expected ({shape.n_parameters},) "
             f"for the {shape.kind.value} model ({', '.join(shape.names)})"
         )
-    return friction_regressor(v, shape) @ theta
+    tau: FloatArray = friction_regressor(v, shape) @ np.asarray(theta, dtype=float)
+    return tau
 
 
 def zero_slope_constraint(shape: FrictionShape) -> FloatArray:
@@ -241,7 +244,8 @@ def fit_friction(
     A = X.T @ X
     b = X.T @ y
     if not zero_slope:
-        return np.linalg.lstsq(A, b, rcond=None)[0]
+        unconstrained: FloatArray = np.linalg.lstsq(A, b, rcond=None)[0]
+        return unconstrained
     c = zero_slope_constraint(shape)
     p = shape.n_parameters
     kkt = np.zeros((p + 1, p + 1))
@@ -249,7 +253,8 @@ def fit_friction(
     kkt[:p, p] = c
     kkt[p, :p] = c
     rhs = np.concatenate([b, [0.0]])
-    return np.linalg.lstsq(kkt, rhs, rcond=None)[0][:p]
+    constrained: FloatArray = np.linalg.lstsq(kkt, rhs, rcond=None)[0][:p]
+    return constrained
 
 
 def fit_direction_threshold(
@@ -267,10 +272,6 @@ def fit_direction_threshold(
     Returns:
         The shape with the best ``direction_threshold`` and the parameters fitted with it.
     """
-    from dataclasses import replace
-
-    from scipy.optimize import minimize_scalar
-
     if shape.kind is not FrictionKind.DIRECTIONAL:
         raise ConfigError("fit_direction_threshold needs friction.kind = directional")
     v = np.asarray(v, dtype=float)

@@ -74,8 +74,13 @@ class _JointMotorMaps:
     T: FloatArray
     T_inv: FloatArray
     gear_ratio: ArrayLike
-    n: int
+    joints: tuple[str, ...]
     _label = ""
+
+    @property
+    def n(self) -> int:
+        """Number of joints (= motors)."""
+        return len(self.joints)
 
     def _check(self, x: ArrayLike, what: str) -> FloatArray:
         x = np.asarray(x, dtype=float)
@@ -109,15 +114,18 @@ class _JointMotorMaps:
 
     def rotor_velocity(self, qd_motor: ArrayLike) -> FloatArray:
         """Gearbox-output velocities -> rotor velocities ``rho qd_motor`` [rad/s] (motor encoders; also positions)."""
-        return self._check(qd_motor, "qd_motor") * np.asarray(self.gear_ratio)
+        qd_rotor: FloatArray = self._check(qd_motor, "qd_motor") * np.asarray(self.gear_ratio, dtype=float)
+        return qd_rotor
 
     def motor_velocity_from_rotor(self, qd_rotor: ArrayLike) -> FloatArray:
         """Rotor velocities (motor encoders) -> gearbox-output velocities ``qd_rotor / rho`` [rad/s]."""
-        return self._check(qd_rotor, "qd_rotor") / np.asarray(self.gear_ratio)
+        qd_motor: FloatArray = self._check(qd_rotor, "qd_rotor") / np.asarray(self.gear_ratio, dtype=float)
+        return qd_motor
 
     def rotor_torque(self, tau_motor: ArrayLike) -> FloatArray:
         """Gearbox-output torques -> torques at the rotor ``tau_motor / rho`` [N m] (frictionless gearbox)."""
-        return self._check(tau_motor, "tau_motor") / np.asarray(self.gear_ratio)
+        tau_rotor: FloatArray = self._check(tau_motor, "tau_motor") / np.asarray(self.gear_ratio, dtype=float)
+        return tau_rotor
 
 
 @dataclass(frozen=True)
@@ -190,11 +198,6 @@ class TransmissionGroup(_JointMotorMaps):
         object.__setattr__(self, "T_inv", T_inv)
 
     @property
-    def n(self) -> int:
-        """Number of joints (= motors) of the group."""
-        return len(self.joints)
-
-    @property
     def _label(self) -> str:  # type: ignore[override]
         return f"coupling group {self.name!r}: "
 
@@ -206,7 +209,10 @@ class TransmissionGroup(_JointMotorMaps):
     @property
     def reflected_inertia(self) -> FloatArray:
         """rho^2 I per motor, seen at the gearbox output, shape (n,) [kg m^2] (Guedelha et al. 2021, eq. 10)."""
-        return np.asarray(self.gear_ratio) ** 2 * np.asarray(self.rotor_inertia)
+        reflected: FloatArray = np.asarray(self.gear_ratio, dtype=float) ** 2 * np.asarray(
+            self.rotor_inertia, dtype=float
+        )
+        return reflected
 
     def joint_inertia(self) -> FloatArray:
         """Motor-side inertia seen at the joints, ``T^-T diag(rho^2 I) T^-1``, shape (n, n) [kg m^2]."""
@@ -291,11 +297,6 @@ class Transmission(_JointMotorMaps):
         object.__setattr__(self, "joints", joints)
         object.__setattr__(self, "groups", tuple(ordered))
         object.__setattr__(self, "motors", motor_names)
-
-    @property
-    def n(self) -> int:
-        """Number of joints (= motors)."""
-        return len(self.joints)
 
     @property
     def reflected_inertia(self) -> FloatArray:

@@ -38,6 +38,7 @@ from numpy.typing import ArrayLike, NDArray
 from motor_ident.core.actuators.friction import FrictionShape, friction_torque
 from motor_ident.core.actuators.motor import MotorParameters, duty_for_torque
 from motor_ident.errors import ConfigError
+from motor_ident.schema import check, setting
 
 FloatArray = NDArray[np.float64]
 
@@ -90,14 +91,17 @@ class PwmFeedforwardConfig:
         smoothing_velocity: sign smoothing of the compensation near rest [rad/s] (> 0).
     """
 
-    duty_limit: float = 1.0
-    friction_compensation: bool = True
-    smoothing_velocity: float = 0.0035
+    duty_limit: float = setting(
+        1.0, "saturation of every duty cycle (1.0 = 100 %)", low=0.0, high=1.0, open=(True, False), live=True
+    )
+    friction_compensation: bool = setting(True, "add the motors' friction", live=True)
+    smoothing_velocity: float = setting(
+        0.0035, "sign smoothing of the compensation near rest", unit="rad/s", low=0.0, open=(True, False), live=True
+    )
 
     def __post_init__(self) -> None:
-        if not 0.0 < self.duty_limit <= 1.0:
-            raise ConfigError(f"duty_limit = {self.duty_limit!r}: expected 0 < limit <= 1")
-        if not (np.isfinite(self.smoothing_velocity) and self.smoothing_velocity > 0.0):
+        check(self)
+        if not np.isfinite(self.smoothing_velocity):
             raise ConfigError(f"smoothing_velocity = {self.smoothing_velocity!r}: expected a finite number > 0 rad/s")
 
 

@@ -37,11 +37,12 @@ p2))``, the xi of the quadratic with those roots.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.optimize
 from numpy.typing import NDArray
+from scipy.optimize import linear_sum_assignment
 
 from motor_ident.core.elastic.dual_encoder import RigidVelocitySolver
 from motor_ident.core.elastic.two_inertia import TwoInertiaParameters, _model_polynomials
@@ -100,12 +101,13 @@ def closed_loop_polynomial(params: TwoInertiaParameters, config: VrecConfig) -> 
             P.polymul(c, jb),
             config.gain * P.polymul([params.motor_damping, params.motor_inertia], P.polysub(c, a_l)),
         )
-    return P.polyadd(P.polymul(P.polymul([0.0, 1.0], det), jb), P.polymul(pi, bracket))
+    coefficients: FloatArray = P.polyadd(P.polymul(P.polymul([0.0, 1.0], det), jb), P.polymul(pi, bracket))
+    return coefficients
 
 
 def closed_loop_poles(params: TwoInertiaParameters, config: VrecConfig) -> ComplexArray:
     """Roots of `closed_loop_polynomial` [rad/s]."""
-    return np.polynomial.polynomial.polyroots(closed_loop_polynomial(params, config))
+    return np.asarray(np.polynomial.polynomial.polyroots(closed_loop_polynomial(params, config)), dtype=complex)
 
 
 def pair_damping(p1: complex, p2: complex) -> tuple[float, float]:
@@ -125,10 +127,6 @@ def resonant_pair_locus(params: TwoInertiaParameters, config: VrecConfig, gains:
     Returns:
         Array (len(gains), 2): damping ratio [-] and natural frequency [rad/s].
     """
-    from dataclasses import replace
-
-    from scipy.optimize import linear_sum_assignment
-
     roots = closed_loop_poles(params, replace(config, gain=float(gains[0])))
     pair = [int(np.argmax(roots.imag)), int(np.argmin(roots.imag))]
     out = np.zeros((len(gains), 2))

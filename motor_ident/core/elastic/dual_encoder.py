@@ -28,6 +28,7 @@ import scipy.signal
 from numpy.typing import ArrayLike, NDArray
 
 from motor_ident.core.elastic.two_inertia import TwoInertiaParameters
+from motor_ident.core.estimation.signals import savgol_derivatives
 from motor_ident.errors import ConfigError, DataError
 
 FloatArray = NDArray[np.float64]
@@ -45,7 +46,8 @@ def deformation(motor_position: ArrayLike, link_position: ArrayLike, gear_ratio:
     q = np.asarray(link_position, dtype=float)
     if m.shape != q.shape:
         raise DataError(f"motor positions {m.shape} and link positions {q.shape}: expected equal shapes")
-    return m / np.asarray(gear_ratio, dtype=float) - q
+    deformation: FloatArray = m / np.asarray(gear_ratio, dtype=float) - q
+    return deformation
 
 
 def deformation_rate(
@@ -56,8 +58,6 @@ def deformation_rate(
     Returns:
         delta (smoothed) and d delta / dt [rad/s], each of the shape of ``delta``.
     """
-    from motor_ident.core.estimation.signals import savgol_derivatives
-
     smooth, rate, _ = savgol_derivatives(t, delta, window_s=window_s, order=order)
     return smooth, rate
 
@@ -97,7 +97,8 @@ def rigid_body_velocity(
     pole, gain = _lowpass(params, rate_hz)
     # y[k] = pole y[k-1] + gain c x[k-1] (input held over the sample): zero-order-hold discretisation
     filtered = scipy.signal.lfilter([0.0, gain * c], [1.0, -pole], v_m - v_l)
-    return a_inf * v_m + b_inf * v_l + filtered
+    rate: FloatArray = a_inf * v_m + b_inf * v_l + filtered
+    return rate
 
 
 def _lowpass(params: TwoInertiaParameters, rate_hz: float) -> tuple[float, float]:

@@ -223,7 +223,8 @@ class ResidualFeedforward:
 
     def torque(self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, theta_base: ArrayLike) -> FloatArray:
         """Law torque plus residual (n,) [N m]."""
-        return self.law.torque(q, qd, qdd, theta_base) + self.residual_torque(q, qd)
+        tau: FloatArray = self.law.torque(q, qd, qdd, theta_base) + self.residual_torque(q, qd)
+        return tau
 
     def command(
         self,
@@ -235,8 +236,10 @@ class ResidualFeedforward:
         theta_base: ArrayLike,
     ) -> FloatArray:
         """Law command plus residual (n,) [N m], unsaturated."""
-        return self.law.command(q, qd, q_ref, qd_ref, qdd_ref, theta_base) + self.residual_torque(q, qd)
+        command: FloatArray = self.law.command(q, qd, q_ref, qd_ref, qdd_ref, theta_base) + self.residual_torque(q, qd)
+        return command
 
     def gravity(self, q: ArrayLike, theta_base: ArrayLike) -> FloatArray:
         """The law's gravity torque (the safe fallback carries no learned residual)."""
-        return self.law.gravity(q, theta_base)
+        gravity: FloatArray = self.law.gravity(q, theta_base)
+        return gravity

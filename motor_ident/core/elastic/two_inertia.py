@@ -46,7 +46,7 @@ the complex log response over the coherent band refines all six parameters, damp
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.optimize
@@ -123,8 +123,6 @@ class TwoInertiaParameters:
 
     def with_load_inertia(self, load_inertia: float) -> TwoInertiaParameters:
         """A copy with another load inertia [kg m^2] (Xin et al.'s robustness test)."""
-        from dataclasses import replace
-
         return replace(self, load_inertia=float(load_inertia))
 
 

@@ -184,7 +184,8 @@ def violations(theta: ArrayLike, constraints: PhysicalConstraints, *, tolerance:
 
 def min_pseudo_inertia_eigenvalues(theta: ArrayLike, constraints: PhysicalConstraints) -> FloatArray:
     """Smallest eigenvalue of each body's pseudo-inertia, shape (b,) (>= 0 for a physical body)."""
-    return np.linalg.eigvalsh(pseudo_inertia(constraints.body_parameters(theta)))[:, 0]
+    eigenvalues = np.linalg.eigvalsh(pseudo_inertia(constraints.body_parameters(theta)))[:, 0]
+    return eigenvalues.astype(float)
 
 
 def _unit_bodies(constraints: PhysicalConstraints) -> FloatArray:

@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 from motor_ident.core.estimation.consistency import ConsistencyResult
 from motor_ident.core.estimation.sliding_window import WindowFit
 from motor_ident.errors import ConfigError, EstimationError
+from motor_ident.schema import check, setting
 
 FloatArray = NDArray[np.float64]
 
@@ -31,25 +32,36 @@ class GateConfig:
             chi-square below this quantile (r degrees of freedom), in (0, 1).
     """
 
-    r2_threshold: float = 0.95
-    r2_hysteresis: float = 0.02
-    max_condition_number: float = 1e4
-    require_full_buffer: bool = True
-    r2_definition: str = "uncentred"
-    require_consistent: bool = True
-    consistency_confidence: float = 0.99
+    r2_threshold: float = setting(
+        0.95, "open the gate when every joint's R2 reaches this", low=0.0, high=1.0, open=(True, False), live=True
+    )
+    r2_hysteresis: float = setting(
+        0.02, "close it when some joint's R2 falls below threshold minus this", low=0.0, high=1.0, live=True
+    )
+    max_condition_number: float = setting(
+        1e4, "refuse windows whose scaled regressor is worse conditioned", low=1.0, open=(True, False), live=True
+    )
+    require_full_buffer: bool = setting(True, "use the estimate only once the buffer is full", live=True)
+    r2_definition: str = setting(
+        "uncentred",
+        "uncentred (Kolathaya et al. 2016, eq. 104) or centred",
+        choices=("uncentred", "centred"),
+        live=True,
+    )
+    require_consistent: bool = setting(True, "open only for physically consistent estimates", live=True)
+    consistency_confidence: float = setting(
+        0.99,
+        "chi-square quantile the projection onto valid bodies may cost",
+        low=0.0,
+        high=1.0,
+        open=(True, True),
+        live=True,
+    )
 
     def __post_init__(self) -> None:
-        if not 0.0 < self.r2_threshold <= 1.0:
-            raise ConfigError(f"r2_threshold = {self.r2_threshold!r}: expected 0 < value <= 1")
-        if not 0.0 <= self.r2_hysteresis < self.r2_threshold:
+        check(self)
+        if not self.r2_hysteresis < self.r2_threshold:
             raise ConfigError(f"r2_hysteresis = {self.r2_hysteresis!r}: expected 0 <= value < r2_threshold")
-        if not self.max_condition_number > 1.0:
-            raise ConfigError(f"max_condition_number = {self.max_condition_number!r}: expected > 1")
-        if self.r2_definition not in ("uncentred", "centred"):
-            raise ConfigError(f"r2_definition = {self.r2_definition!r}: expected 'uncentred' or 'centred'")
-        if not 0.0 < self.consistency_confidence < 1.0:
-            raise ConfigError(f"consistency_confidence = {self.consistency_confidence!r}: expected 0 < value < 1")
 
 
 class ModelGate:

@@ -228,7 +228,8 @@ class RegressionStatistics:
         """Residual sum of squares per joint for ``theta``: y'y - 2 theta'b + theta'A theta, shape (n,)."""
         theta = np.asarray(theta, dtype=float)
         sse = self.yy - 2.0 * self.b @ theta + (self.A @ theta) @ theta
-        return np.maximum(sse, 0.0)
+        out: FloatArray = np.maximum(sse, 0.0)
+        return out
 
     def metrics(self, theta: ArrayLike) -> FitMetrics:
         """R^2 (centred and uncentred), RMSE and NRMSE per joint of the samples for ``theta``."""

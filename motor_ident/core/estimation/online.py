@@ -22,6 +22,7 @@ so a controller never runs on parameters no robot could have.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +34,8 @@ from motor_ident.core.estimation.gate import GateConfig, ModelGate
 from motor_ident.core.estimation.sliding_window import SlidingWindowLS, WindowFit
 from motor_ident.core.rigid_body.base_params import BaseParameters
 from motor_ident.core.rigid_body.regressor import Regressor
-from motor_ident.errors import ConfigError, EstimationError
+from motor_ident.errors import EstimationError
+from motor_ident.schema import check, inline, setting
 
 FloatArray = NDArray[np.float64]
 
@@ -74,21 +76,23 @@ class IdentifierConfig:
         gate: when the identified model may be used.
     """
 
-    window: int = 500
-    decimation: int = 10
-    refit_every: int = 10
-    velocity_cutoff_hz: float = 15.0
-    alpha: float = 0.999
-    gate: GateConfig = GateConfig()
+    window: int = setting(500, "samples in the sliding buffer", unit="samples", low=1, high=100000)
+    decimation: int = setting(10, "use every k-th joint_states sample", low=1, high=1000)
+    refit_every: int = setting(10, "refit after this many buffered samples", unit="samples", low=1, high=100000)
+    velocity_cutoff_hz: float = setting(
+        15.0, "EMA cutoff for velocity and acceleration", unit="Hz", low=0.0, open=(True, False)
+    )
+    alpha: float = setting(
+        0.999,
+        "data weight of the pull toward nominal (Kolathaya et al. 2016, eq. 105)",
+        low=0.0,
+        high=1.0,
+        open=(True, False),
+    )
+    gate: GateConfig = inline(GateConfig)
 
     def __post_init__(self) -> None:
-        for key in ("window", "decimation", "refit_every"):
-            if int(getattr(self, key)) < 1:
-                raise ConfigError(f"{key} = {getattr(self, key)!r}: expected an integer >= 1")
-        if not self.velocity_cutoff_hz > 0.0:
-            raise ConfigError(f"velocity_cutoff_hz = {self.velocity_cutoff_hz!r}: expected > 0")
-        if not 0.0 < self.alpha <= 1.0:
-            raise ConfigError(f"alpha = {self.alpha!r}: expected 0 < alpha <= 1")
+        check(self)
 
 
 class OnlineIdentifier:
@@ -160,6 +164,11 @@ class OnlineIdentifier:
         return checker.check_within_noise(
             fit.theta, self.window.stats, fit.rmse, confidence=self.config.gate.consistency_confidence
         )
+
+    def set_gate(self, gate: GateConfig) -> None:
+        """Use new gate settings from the next refit on (the window and its fit are kept)."""
+        self.config = dataclasses.replace(self.config, gate=gate)
+        self.gate.config = gate
 
     def prepare_consistency_check(self) -> ConsistencyChecker:
         """Import cvxpy, compile the SDP and solve it once (1-2 s cold): call it at start-up so

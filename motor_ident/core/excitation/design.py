@@ -347,7 +347,7 @@ class ExcitationProblem:
         """
         samples = self.config.check_samples if samples is None else samples
         step = self.period / samples
-        grid = np.arange(samples) * step
+        grid = np.arange(samples, dtype=float) * step
         ratios = self._limit_ratios(trajectory, grid)  # (4, N, n)
         worst = np.argsort(ratios, axis=1)[:, :3, :]  # three tightest grid points per quantity and joint
         centres = np.unique(grid[worst.ravel()])

@@ -59,7 +59,7 @@ def _optimise_from(problem: ExcitationProblem, start: FourierTrajectory) -> tupl
 
     x0 = problem.coordinates(start)
     nonlinear = problem.limits.torque is not None
-    tmax = problem.limits.torque
+    tmax = np.inf if problem.limits.torque is None else problem.limits.torque  # (n,) [N m]
 
     def torque_margin(x: FloatArray) -> FloatArray:
         tau = problem.torque(problem.trajectory(x))

@@ -76,7 +76,8 @@ class BaseParameters:
     def to_base(self, theta: ArrayLike) -> FloatArray:
         """Full parameters (p,) -> base parameters (r,)."""
         theta = np.asarray(theta, dtype=float)
-        return theta[self.independent] + self.B @ theta[self.dependent]
+        beta: FloatArray = theta[self.independent] + self.B @ theta[self.dependent]
+        return beta
 
     def to_full(self, theta_base: ArrayLike, theta_reference: ArrayLike | None = None) -> FloatArray:
         """A full parameter vector (p,) with the given base parameters.

@@ -13,7 +13,7 @@ Inertial parameters follow pinocchio's ordering per body, about the joint frame 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -121,8 +121,6 @@ class RobotModel:
 
     def with_pinocchio_model(self, model: pin.Model) -> RobotModel:
         """A copy holding another pinocchio model of the same joints (e.g. with a payload)."""
-        from dataclasses import replace
-
         return replace(self, model=model)
 
     def with_rotor_inertia(self, rotor_inertia: ArrayLike) -> RobotModel:

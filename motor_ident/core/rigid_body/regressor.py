@@ -25,7 +25,7 @@ FloatArray = NDArray[np.float64]
 
 def _body_columns(robot: RobotModel) -> NDArray[np.int64]:
     """Columns of pinocchio's regressor, reordered to our joint order (10 per body)."""
-    cols = []
+    cols: list[int] = []
     for name in robot.joint_names:
         jid = int(robot.model.getJointId(name))
         cols.extend(range(10 * (jid - 1), 10 * jid))
@@ -39,7 +39,8 @@ def rigid_body_regressor(robot: RobotModel, data: pin.Data, q: ArrayLike, v: Arr
     rotor inertia. Rows and body blocks follow ``robot.joint_names``.
     """
     Y = pin.computeJointTorqueRegressor(robot.model, data, robot.pin_q(q), robot.pin_v(v), robot.pin_v(a))
-    return Y[np.ix_(robot.v_index, _body_columns(robot))]
+    rows: FloatArray = Y[np.ix_(robot.v_index, _body_columns(robot))]
+    return rows
 
 
 def unit_parameter_regressor(robot: RobotModel, q: ArrayLike, v: ArrayLike, a: ArrayLike) -> FloatArray:
@@ -197,7 +198,7 @@ class Regressor:
     @property
     def has_reflected_inertia(self) -> bool:
         """True when theta holds one rho^2 I_m per joint."""
-        return self.layout.reflected_inertia.stop > self.layout.reflected_inertia.start
+        return bool(self.layout.reflected_inertia.stop > self.layout.reflected_inertia.start)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -268,7 +269,8 @@ class Regressor:
 
     def predict(self, theta: ArrayLike, q: ArrayLike, v: ArrayLike, a: ArrayLike) -> FloatArray:
         """Joint torques ``Y @ theta`` for N samples, shape (N, n) [N m]."""
-        return self.rows(q, v, a) @ np.asarray(theta, dtype=float)
+        tau: FloatArray = self.rows(q, v, a) @ np.asarray(theta, dtype=float)
+        return tau
 
     def parameters(self, robot: RobotModel | None = None, friction: Sequence[ArrayLike] | None = None) -> FloatArray:
         """Full theta of a robot model (its inertias and rotor inertias) and friction values.

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from rosbags.serde import SerdeError
 
 from motor_ident.io.bags.series import JointStateSeries
 from motor_ident.io.bags.storage import JOINT_STATE, _stamp, _typestore
@@ -192,8 +193,6 @@ class _RawJointStates:
         self.times.append(t)
 
     def flush(self) -> None:
-        from rosbags.serde import SerdeError
-
         store = _typestore()
         received = np.array(self.times)
         layout = _joint_state_layout(self.raws[0]) if self.raws else None

@@ -41,6 +41,10 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from rosbags.highlevel import AnyReader, AnyReaderError
+from rosbags.rosbag2.errors import ReaderError
+from rosbags.serde import SerdeError
+from rosbags.typesys import Stores, TypesysError, get_typestore
 
 from motor_ident.io.bags.joint_states import _JointStateCollector, _RawJointStates
 from motor_ident.io.bags.series import (
@@ -94,11 +98,6 @@ def read_bag(
         EmptyBagError: no usable joint state.
         CorruptBagError: the bag is damaged and nothing usable could be recovered.
     """
-    from rosbags.highlevel import AnyReaderError
-    from rosbags.rosbag2.errors import ReaderError
-    from rosbags.serde import SerdeError
-    from rosbags.typesys import TypesysError
-
     path = Path(path)
     target, storage, files, notes = _resolve_storage(path)
     collectors = {
@@ -170,7 +169,7 @@ def read_bag(
             elif key == "wrench":
                 out.append(_Found(topic, msgtype, lambda msg, t: add_wrench(msg, _stamp(msg) or t)))
             else:
-                out.append(_Found(topic, msgtype, lambda msg, t, k=key: add_array(k)(msg, t)))
+                out.append(_Found(topic, msgtype, add_array(key)))
         return out
 
     span: dict[str, int] = {}
@@ -278,10 +277,6 @@ def raw_messages(path: str | Path, *, topics: Sequence[str] | None = None) -> tu
     Raises:
         BagError: not a bag, or damaged beyond recovery; MissingTopicError: a topic asked for is absent.
     """
-    from rosbags.highlevel import AnyReader, AnyReaderError
-    from rosbags.rosbag2.errors import ReaderError
-    from rosbags.typesys import Stores, get_typestore
-
     path = Path(path)
     target, storage, files, notes = _resolve_storage(path)
     wanted = None if topics is None else {"/" + t.lstrip("/") for t in topics}

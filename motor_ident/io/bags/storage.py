@@ -10,6 +10,10 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from rosbags.highlevel import AnyReader
+from rosbags.rosbag2.errors import ReaderError
+from rosbags.rosbag2.storage_mcap import decompress
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from motor_ident.io.bags.series import BagError, CorruptBagError
 
@@ -39,8 +43,6 @@ def _typestore() -> Any:
     """rosbags' typestore of the latest ROS 2 release (JointState is the same since Foxy)."""
     global _TYPESTORE
     if _TYPESTORE is None:
-        from rosbags.typesys import Stores, get_typestore
-
         _TYPESTORE = get_typestore(Stores.LATEST)
     return _TYPESTORE
 
@@ -98,9 +100,6 @@ def _rosbags_messages(
 
     ``span`` receives the bag's ``start`` and ``end`` receive times [ns] (for progress).
     """
-    from rosbags.highlevel import AnyReader
-    from rosbags.typesys import Stores, get_typestore
-
     with AnyReader([target], default_typestore=get_typestore(Stores.LATEST)) as reader:
         available = {c.topic: c.msgtype for c in reader.connections}
         span.update(start=reader.start_time, end=reader.end_time)
@@ -134,10 +133,6 @@ def _scan_mcap(
     Schema 0x03, Channel 0x04, Message 0x05, Chunk 0x06 (holding Schema/Channel/Message records,
     optionally compressed, CRC-checked), Footer 0x02 / DataEnd 0x0F end the data section.
     """
-    from rosbags.rosbag2.errors import ReaderError
-    from rosbags.rosbag2.storage_mcap import decompress
-    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
-
     data = path.read_bytes()
     if not data:
         raise CorruptBagError(f"{path} is empty (0 bytes)")

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.typesys import Stores, get_typestore
 
 from motor_ident.io.bags.series import BagError
 from motor_ident.io.bags.storage import BOOL, FLOAT64_ARRAY, JOINT_STATE, WRENCH_STAMPED
@@ -36,9 +38,6 @@ class BagWriter:
     """
 
     def __init__(self, path: str | Path, *, storage: str = "mcap") -> None:
-        from rosbags.rosbag2 import StoragePlugin
-        from rosbags.typesys import Stores, get_typestore
-
         self.path = Path(path)
         plugins = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
         if storage not in plugins:
@@ -54,8 +53,6 @@ class BagWriter:
         self._connections: dict[str, Any] = {}
 
     def __enter__(self) -> BagWriter:
-        from rosbags.rosbag2 import Writer
-
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.tmp-", dir=self.path.parent))
         self._tmp.rmdir()  # rosbags creates the directory itself

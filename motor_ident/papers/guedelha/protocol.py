@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -101,7 +102,9 @@ def replicate(plant: ActuatorPlant, group: TransmissionGroup, copies: int) -> Ac
         chains += [replace(plant.chains[c], name=f"{plant.chains[c].name}#{k}") for c in cols]
     joints = tuple(j for g in groups for j in g.joints)
     transmission = Transmission(joints=joints, groups=tuple(groups))
-    return ActuatorPlant(transmission=transmission, chains=tuple(chains), link_inertia=np.kron(np.eye(copies), M))
+    return ActuatorPlant(
+        transmission=transmission, chains=tuple(chains), link_inertia=np.kron(np.eye(copies), M).astype(float)
+    )
 
 
 def _stack(references: Sequence, t: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -142,12 +145,19 @@ def fit_friction_phase(
         EstimationError: too few moving samples, or motion in one direction only.
     """
     qd = np.asarray(qd_motor, dtype=float)
-    common = {"reflected_inertia": reflected_inertia, "min_velocity": protocol.min_velocity}
+    fit = partial(
+        identify_friction,
+        qd,
+        tau_chain,
+        qdd_motor,
+        reflected_inertia=reflected_inertia,
+        min_velocity=protocol.min_velocity,
+    )
     cv_shape = FrictionShape(kind=FrictionKind.COULOMB_VISCOUS, smoothing_velocity=shape.smoothing_velocity)
     fits = {
-        "coulomb_viscous": identify_friction(qd, tau_chain, qdd_motor, shape=cv_shape, **common),
-        "stribeck": identify_friction(qd, tau_chain, qdd_motor, shape=shape, **common),
-        "stribeck_zero_slope": identify_friction(qd, tau_chain, qdd_motor, shape=shape, zero_slope=True, **common),
+        "coulomb_viscous": fit(shape=cv_shape),
+        "stribeck": fit(shape=shape),
+        "stribeck_zero_slope": fit(shape=shape, zero_slope=True),
     }
     target = friction_target(tau_chain, qdd_motor, reflected_inertia)
     moving_qd = np.where(np.abs(qd) > protocol.min_velocity, qd, 0.0)

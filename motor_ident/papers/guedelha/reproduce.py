@@ -120,8 +120,8 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
         _row("knee cond(X'X), phase 2 [1, PWM]", None, knee.motor_fit.condition_number),
     ]
     for model in ("coulomb_viscous", "stribeck", "stribeck_zero_slope"):
-        worst = max(r.low_velocity_rmse[model] for r in leg_results)
-        rows.append(_row(f"leg worst residual RMS |v| < 3 deg/s, {model} [N m]", None, worst))
+        worst_rmse = max(r.low_velocity_rmse[model] for r in leg_results)
+        rows.append(_row(f"leg worst residual RMS |v| < 3 deg/s, {model} [N m]", None, worst_rmse))
     checks["knee: Coulomb+viscous K_c above the Stribeck K_c (Fig. 10)"] = cv.value("fc") > st.value("fc")
     checks["Stribeck residual below half the Coulomb+viscous one near rest on every leg joint"] = all(
         r.low_velocity_rmse["stribeck"] < 0.5 * r.low_velocity_rmse["coulomb_viscous"] for r in leg_results

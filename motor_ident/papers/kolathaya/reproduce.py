@@ -25,6 +25,7 @@ import numpy as np
 
 from motor_ident.core.rigid_body.model import random_states
 from motor_ident.core.rigid_body.regressor import unit_parameter_regressor
+from motor_ident.io.robot_config import load_robot_config
 from motor_ident.papers.reproduction import ReproduceOptions, Reproduction
 from motor_ident.scenario.closed_loop import ClosedLoop, build_closed_loop
 
@@ -89,8 +90,6 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
     else:
         bias_before = ptp_before = float("nan")
     bias_after, ptp_after = _error_stats(paper_run["errors"], paper_run["dt"], DURATION_S - span, DURATION_S)
-
-    from motor_ident.io.robot_config import load_robot_config
 
     regressor = load_robot_config(SCENARIO).build_regressor()
     rng = np.random.default_rng(options.seed)

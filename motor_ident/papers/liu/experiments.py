@@ -27,6 +27,7 @@ from motor_ident.core.actuators.friction import FrictionKind, FrictionShape, fri
 from motor_ident.core.excitation.fourier import FourierTrajectory, ramp_in
 from motor_ident.core.rigid_body.model import RobotModel, inverse_dynamics
 from motor_ident.errors import ConfigError
+from motor_ident.io.robot_config import load_robot_config
 from motor_ident.sim.elastic import ElasticArm, EncoderConfig, load_elastic_joints
 
 FloatArray = NDArray[np.float64]
@@ -73,8 +74,6 @@ class ArmSetup:
 
     def arm(self, q0: ArrayLike, seed: int = 0) -> ElasticArm:
         """A fresh elastic arm settled at ``q0``."""
-        from motor_ident.io.robot_config import load_robot_config
-
         config = load_robot_config(ROBOT)
         elastic = load_elastic_joints(config.source, config.joints)  # type: ignore[arg-type]
         shape = liu_friction_shape()
@@ -100,8 +99,6 @@ class ArmSetup:
 
 def arm_setup(*, rate_hz: float = 200.0, torque_noise_std: float = 0.02) -> ArmSetup:
     """The elastic_arm6 setup used by Liu et al.'s reproduction and tests."""
-    from motor_ident.io.robot_config import load_robot_config
-
     config = load_robot_config(ROBOT)
     elastic = load_elastic_joints(config.source, config.joints)  # type: ignore[arg-type]
     return ArmSetup(
@@ -126,7 +123,8 @@ class ArmRecord:
 
     def select(self, mask: ArrayLike) -> ArmRecord:
         """The samples where ``mask`` (N,) is true (or at the given indices)."""
-        return ArmRecord(*(x[mask] for x in (self.t, self.q, self.motor_position, self.effort, self.qd_true)))
+        keep = np.asarray(mask)
+        return ArmRecord(*(x[keep] for x in (self.t, self.q, self.motor_position, self.effort, self.qd_true)))
 
 
 def _play(setup: ArmSetup, q_ref: FloatArray, qd_ref: FloatArray, qdd_ref: FloatArray, seed: int) -> ArmRecord:

@@ -46,6 +46,8 @@ from motor_ident.core.excitation.fourier import FourierTrajectory
 from motor_ident.core.excitation.limits import limits_from_robot
 from motor_ident.core.excitation.optimise import baseline_trajectory, design_excitation
 from motor_ident.core.rigid_body.model import inverse_dynamics
+from motor_ident.io.robot_config import load_robot_config
+from motor_ident.io.trajectory import load_trajectory
 from motor_ident.papers.reproduction import ReproduceOptions, Reproduction
 
 FloatArray = NDArray[np.float64]
@@ -155,8 +157,6 @@ def monte_carlo(
         settings: noise and sampling.
         progress: optional ``progress(stage, done, total)``.
     """
-    from motor_ident.io.robot_config import load_robot_config
-
     config = load_robot_config(ROBOT)
     regressor = config.build_regressor()
     robot = regressor.robot
@@ -200,7 +200,7 @@ def monte_carlo(
 
 def optimised_trajectory(
     *, starts: int, seed: int, settings: SzaboSettings = SzaboSettings(), progress: Any = None
-) -> tuple[FourierTrajectory, dict[str, float]]:
+) -> tuple[FourierTrajectory, dict[str, Any]]:
     """The excitation of the reproduction and its conditioning beside random baselines.
 
     Returns:
@@ -208,8 +208,6 @@ def optimised_trajectory(
         ``baseline_condition_number`` (random, default amplitude, shrunk into the limits) and
         ``baseline_full_range_condition_number`` (random, scaled to the limits).
     """
-    from motor_ident.io.robot_config import load_robot_config
-
     config = load_robot_config(ROBOT)
     regressor = config.build_regressor()
     problem = ExcitationProblem(
@@ -267,9 +265,6 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
     """Run the reproduction of Szabó & Szádeczky-Kardoss's Table 2 (see the module docstring)."""
     settings = SzaboSettings()
     if options.trajectory is not None:
-        from motor_ident.io.robot_config import load_robot_config
-        from motor_ident.io.trajectory import load_trajectory
-
         trajectory = load_trajectory(options.trajectory).select(load_robot_config(ROBOT).joints)
         conditioning: dict[str, Any] = {"trajectory_file": str(options.trajectory)}
     else:

@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
-from numpy.typing import NDArray
-
 from motor_ident.core.elastic.two_inertia import TwoInertiaParameters, motor_inertia_for_resonance
-
-FloatArray = NDArray[np.float64]
-ComplexArray = NDArray[np.complex128]
-
 
 # Xin et al. 2020, Table 1 (and text: 0.17 N m/A, 10 A saturation, N = 160, 1 kHz).
 XIN_LOAD_INERTIA = 2.26
@@ -37,9 +30,6 @@ def xin_bench_parameters(load_inertia: float = XIN_LOAD_INERTIA) -> TwoInertiaPa
         damping=XIN_JOINT_DAMPING,
     )
 
-
-FloatArray = NDArray[np.float64]
-ComplexArray = NDArray[np.complex128]
 
 # Xin et al. 2020, Table 3 / section 3.3 PI gains (motor side) and Table 5 (link side).
 XIN_MOTOR_KP, XIN_MOTOR_KI = 480.0, 2400.0

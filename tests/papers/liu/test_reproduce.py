@@ -6,7 +6,7 @@ import numpy as np
 
 from motor_ident.papers.liu.experiments import LIU_FRICTION_THRESHOLD
 from motor_ident.papers.liu.reproduce import LiuSettings, reproduce, run
-from motor_ident.papers.reproduction import REPRODUCTIONS, reproduction
+from motor_ident.papers.registry import REPRODUCTIONS, reproduction
 
 
 def test_three_loop_gmr_beats_plain_wls_on_held_out_data() -> None:

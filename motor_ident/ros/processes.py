@@ -1,0 +1,188 @@
+"""Node processes of a scenario run: starting, watching and stopping them.
+
+The multi-process layout of `motor_ident.ros.runner.run_scenario` (``processes=True``;
+``motor-ident run --processes``) starts each node through its entry point with ``--ros-args
+--params-file FILE -p name:=value`` as ``ros2 launch`` starts it. At the end each process gets
+SIGINT; one still running after `STOP_GRACE_S` gets SIGTERM, then SIGKILL (reported: Fast DDS
+then leaves files in /dev/shm, removed by ``fastdds shm clean``). Each process writes its output
+to ``<log_dir>/<node>.log``; a process that exits early stops the run with its last log lines.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from rclpy.node import Node, NodeNameNonExistentError
+
+from motor_ident.errors import ConfigError, NodeProcessError
+from motor_ident.io.demo_report import RunResult
+
+STOP_GRACE_S = 5.0  # after SIGINT (then SIGTERM) before the next, harder signal
+LOG_TAIL_LINES = 15
+
+
+def parameter_argument(name: str, value: object) -> str:
+    """``name:=value`` for ``--ros-args -p``: the value as YAML, which is how rcl reads it."""
+    text = yaml.safe_dump(value, default_flow_style=True, width=1 << 20).strip()
+    return f"{name}:={text.removesuffix('...').strip()}"
+
+
+def memory_mb(pid: int | None = None, *, peak: bool = False) -> float:
+    """Resident set size of a process (this one by default) [MB], its peak with ``peak``.
+
+    Linux /proc; NaN elsewhere or once the process has gone.
+    """
+    key = "VmHWM:" if peak else "VmRSS:"
+    try:
+        with open(f"/proc/{'self' if pid is None else pid}/status") as status:
+            for line in status:
+                if line.startswith(key):
+                    return float(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return float("nan")
+
+
+@dataclass
+class ProcessRunResult(RunResult):
+    """A run with every node in its own process; also how each process did.
+
+    ``processes``: one dict per node: ``node``, ``pid``, ``log`` (path), ``rss_mb`` (last seen
+    while it ran), ``peak_rss_mb``, ``returncode`` (None while running) and ``stopped_with``
+    (the last signal the runner sent: SIGINT, SIGTERM, SIGKILL; "interrupted" when Ctrl-C ended
+    the run, "" if it exited by itself).
+    """
+
+    log_dir: Path | None = None
+    processes: list[dict[str, Any]] = field(default_factory=list)
+
+
+class NodeProcess:
+    """One node started through its entry point, its output going to ``<log_dir>/<name>.log``."""
+
+    def __init__(self, name: str, command: list[str], log: Path, env: dict[str, str]) -> None:
+        self.name = name
+        self.log = log
+        self._log_file = open(log, "wb")  # noqa: SIM115 -- closed in `close`, after the process ended
+        self.popen = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=self._log_file, stderr=subprocess.STDOUT, env=env
+        )
+        self.stopped_with = ""
+        self.rss_mb = float("nan")
+        self.peak_rss_mb = float("nan")
+
+    def sample_memory(self) -> None:
+        """Read the process's resident and peak memory while it runs."""
+        if self.popen.poll() is None:
+            rss, peak = memory_mb(self.popen.pid), memory_mb(self.popen.pid, peak=True)
+            if np.isfinite(rss):
+                self.rss_mb, self.peak_rss_mb = rss, peak
+
+    def tail(self, lines: int = LOG_TAIL_LINES) -> str:
+        """The last lines of the process's log."""
+        if not self._log_file.closed:
+            self._log_file.flush()
+        try:
+            text = self.log.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.rstrip().splitlines()[-lines:])
+
+    def failure(self) -> ConfigError | NodeProcessError | None:
+        """The error to raise when the process has exited without being asked to, else None."""
+        code = self.popen.poll()
+        if code is None or self.stopped_with:
+            return None
+        tail = self.tail()
+        refusal = next((line for line in reversed(tail.splitlines()) if "refusing to start: " in line), None)
+        if code == 2 and refusal is not None:  # run_node: a parameter is wrong
+            return ConfigError(f"{self.name}: {refusal.split('refusing to start: ', 1)[1]} (log {self.log})")
+        how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
+        return NodeProcessError(f"node {self.name} {how} before the run ended; the end of {self.log}:\n{tail}")
+
+    def report(self) -> dict[str, Any]:
+        """What `ProcessRunResult.processes` holds for this process."""
+        return {
+            "node": self.name,
+            "pid": self.popen.pid,
+            "log": str(self.log),
+            "rss_mb": self.rss_mb,
+            "peak_rss_mb": self.peak_rss_mb,
+            "returncode": self.popen.poll(),
+            "stopped_with": self.stopped_with,
+        }
+
+    def close(self) -> None:
+        """Close the log file (the process has ended)."""
+        self._log_file.close()
+
+
+def stop_processes(processes: Sequence[NodeProcess], grace: float = STOP_GRACE_S) -> None:
+    """End the running ones: SIGINT to all at once; SIGTERM after ``grace`` seconds; SIGKILL after another."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        running = [p for p in processes if p.popen.poll() is None]
+        if not running:
+            break
+        for process in running:
+            process.sample_memory()
+            process.popen.send_signal(sig)
+            process.stopped_with = sig.name
+        deadline = time.monotonic() + grace
+        for process in running:
+            try:
+                process.popen.wait(timeout=max(deadline - time.monotonic(), 0.01))
+            except subprocess.TimeoutExpired:
+                pass
+    for process in processes:
+        process.close()
+
+
+def spin_until(
+    done: Callable[[], bool],
+    executor: Any,
+    children: Sequence[NodeProcess],
+    timeout: float,
+    failure: Callable[[], str] | None,
+) -> None:
+    """Spin until ``done()``; raise a `NodeProcessError` with ``failure()`` after ``timeout`` seconds
+    (just return when ``failure`` is None), or the error of a child that exited."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        raise_on_exit(children)
+        if time.monotonic() > deadline:
+            if failure is None:
+                return
+            raise NodeProcessError(f"{failure()} (within {timeout:g} s)")
+        executor.spin_once(timeout_sec=0.05)
+
+
+def raise_on_exit(children: Sequence[NodeProcess]) -> None:
+    for child in children:
+        error = child.failure()
+        if error is not None:
+            raise error
+
+
+def has_topics(node: Node, name: str) -> bool:
+    """Whether node ``name`` has created a publisher of its own (past rcl's /rosout and
+    /parameter_events): its constructor, where the start-up work is, has come that far."""
+    try:
+        publishers = node.get_publisher_names_and_types_by_node(name, "/")
+    except NodeNameNonExistentError:
+        return False
+    return any(topic not in ("/rosout", "/parameter_events") for topic, _ in publishers)
+
+
+def not_up(node: Node, children: Sequence[NodeProcess], names: Sequence[str]) -> str:
+    missing = [c for c in children if c.name in names and not has_topics(node, c.name)] or [
+        c for c in children if c.name in names
+    ]
+    return "; ".join(f"{c.name} (the end of {c.log}:\n{c.tail()})" for c in missing)

@@ -1,0 +1,78 @@
+"""One default, changed in one place, reaches every path that builds from the settings."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from motor_ident.core.estimation.online import IdentifierConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def window_321(monkeypatch: pytest.MonkeyPatch) -> int:
+    """The identifier window's default, patched where it is defined (core IdentifierConfig)."""
+    field = {f.name: f for f in dataclasses.fields(IdentifierConfig)}["window"]
+    monkeypatch.setattr(field, "default", 321)
+    return 321
+
+
+@pytest.fixture
+def robot_only(tmp_path: Path) -> Path:
+    """A scenario file that names the robot and nothing else."""
+    path = tmp_path / "robot_only.yaml"
+    path.write_text(
+        "".join(f"{node}:\n  ros__parameters:\n    robot: valkyrie_arm\n" for node in ("sim_robot", "identifier"))
+    )
+    return path
+
+
+def test_default_reaches_closed_loop_identify_and_docs(window_321, robot_only, monkeypatch) -> None:
+    """Closed loop, identify --online and the generated table all use the patched window."""
+    import motor_ident.scenario.build as build
+    from motor_ident.commands.identify import online_replay
+    from motor_ident.scenario.closed_loop import build_closed_loop
+    from motor_ident.scenario.nodes import parameters_markdown
+
+    assert build_closed_loop(robot_only).identifier.config.window == window_321
+    built = []
+    original = build.build_identifier
+    monkeypatch.setattr(build, "build_identifier", lambda *a, **k: built.append(original(*a, **k)) or built[-1])
+    joints = ("shoulder_extensor", "shoulder_adductor", "upper_arm_rotation", "elbow")
+    t = np.arange(5) / 1000.0
+    zeros = np.zeros((5, 4))
+    online_replay(str(robot_only), joints, t, zeros, zeros, zeros)
+    assert built and built[0].config.window == window_321
+    assert f"| `window` | `{window_321}` |" in parameters_markdown()
+
+
+@pytest.mark.ros
+def test_default_reaches_the_node(window_321) -> None:
+    """The identifier node declares and uses the patched window."""
+    import rclpy
+    from rclpy.parameter import Parameter
+
+    from motor_ident.ros.identifier_node import IdentifierNode
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = IdentifierNode(context=context, parameter_overrides=[Parameter("require_consistent", value=False)])
+        assert node.get_parameter("window").value == window_321
+        assert node.core.config.window == window_321
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+
+
+def test_docs_parameters_current() -> None:
+    """docs/parameters.md is what the settings classes generate."""
+    from motor_ident.scenario.nodes import parameters_markdown
+
+    assert (ROOT / "docs" / "parameters.md").read_text() == parameters_markdown(), (
+        "docs/parameters.md is stale: run `python -m motor_ident.scenario.nodes > docs/parameters.md`"
+    )
