@@ -46,6 +46,11 @@ setup(
         "clarabel>=0.9",  # open conic solver behind cvxpy
         "gmr>=1.6",  # Gaussian mixture regression of the deformation residual
         "threadpoolctl>=3.1",  # one BLAS thread per node process (motor_ident.ros.common.limit_blas_threads)
+        "mujoco>=3.1",  # the independent physics engine (sim_robot engine: mujoco)
+        "dask[distributed]>=2024.1",  # fleet identification on a local or remote cluster
+        "duckdb>=1.0",  # the fleet's parameter store (Parquet files queried with SQL)
+        "pyarrow>=15",
+        "pandas>=2.1",
     ],
     extras_require={
         # pinocchio and the ROS 2 wheels: left out when a sourced ROS 2 / conda provides them.
