@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,24 +113,39 @@ def _load_npz(path: Path) -> JointRecord:
 
 def _load_csv(path: Path) -> JointRecord:
     table = np.genfromtxt(path, delimiter=",", names=True, dtype=float, deletechars="", encoding="utf-8")
-    if table.dtype.names is None or "t" not in table.dtype.names:
-        raise DataError(f"{path}: the header must start with a 't' column")
-    columns = table.dtype.names
+    if table.dtype.names is None:
+        raise DataError(f"{path}: the first row must be a header ('t', 'q.<joint>', 'tau.<joint>', ...)")
+    return record_from_columns({c: np.atleast_1d(table[c]).astype(float) for c in table.dtype.names}, str(path))
+
+
+def record_from_columns(columns: Mapping[str, FloatArray], source: str) -> JointRecord:
+    """A record from named columns of N samples each: ``t``, ``q.<joint>``, ``tau.<joint>``, and
+    optionally ``qd.<joint>`` / ``qdd.<joint>`` (units as in the module docstring).
+
+    Args:
+        columns: column name -> (N,) values, in SI units.
+        source: where the columns come from, for error messages (a file name).
+
+    Raises:
+        DataError: ``t``, a joint's ``q`` or a required column is missing.
+    """
+    if "t" not in columns:
+        raise DataError(f"{source}: no 't' column (time [s]); it has {list(columns)}")
     joints = [c[2:] for c in columns if c.startswith("q.")]
     if not joints:
-        raise DataError(f"{path}: no 'q.<joint>' columns in the header {list(columns)}")
+        raise DataError(f"{source}: no 'q.<joint>' columns among {list(columns)}")
 
     def block(prefix: str, required: bool) -> FloatArray | None:
         names = [f"{prefix}.{j}" for j in joints]
         absent = [c for c in names if c not in columns]
         if absent:
             if required:
-                raise DataError(f"{path}: columns {absent} are missing")
+                raise DataError(f"{source}: columns {absent} are missing")
             return None
-        return np.column_stack([np.atleast_1d(table[c]) for c in names])
+        return np.column_stack([columns[c] for c in names])
 
     return JointRecord(
-        t=np.atleast_1d(table["t"]).astype(float),
+        t=np.asarray(columns["t"], dtype=float),
         joint_names=tuple(joints),
         q=block("q", True),  # type: ignore[arg-type]
         tau=block("tau", True),  # type: ignore[arg-type]
