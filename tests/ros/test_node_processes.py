@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import yaml
 
 from tests.conftest import REPO
 from tests.ros.conftest import Ros
@@ -132,9 +133,9 @@ def test_bad_value_in_scenario_is_refused_before_any_node_starts(tmp_path) -> No
     from motor_ident.ros.runner import run_scenario
 
     path = tmp_path / "bad.yaml"
-    text = (REPO / "config" / "scenarios" / "valkyrie_arm.yaml").read_text()
-    assert "ramp_time: 2.0 " in text
-    path.write_text(text.replace("ramp_time: 2.0 ", "ramp_time: 3   "))
+    doc = yaml.safe_load((REPO / "config" / "scenarios" / "valkyrie_arm.yaml").read_text())
+    doc["excitation"]["ros__parameters"]["ramp_time"] = 3
+    path.write_text(yaml.safe_dump(doc))
     logs = tmp_path / "logs"
     with pytest.raises(ConfigError, match=r"bad\.yaml: node excitation: ramp_time = 3: expected a float .*write 3\.0"):
         run_scenario(path, duration=0.1, processes=True, log_dir=logs)

@@ -76,3 +76,25 @@ def test_docs_parameters_current() -> None:
     assert (ROOT / "docs" / "parameters.md").read_text() == parameters_markdown(), (
         "docs/parameters.md is stale: run `python -m motor_ident.scenario.nodes > docs/parameters.md`"
     )
+
+
+# Keys that name what a scenario runs, written even when they equal the default.
+IDENTITY_KEYS = ("robot", "joints")
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "config" / "scenarios").glob("*.yaml")), ids=lambda p: p.stem)
+def test_scenarios_restate_no_default(path: Path) -> None:
+    """A shipped scenario writes only what it chooses: a value equal to the default would stop
+    following the default when it changes."""
+    from motor_ident.scenario.loader import load_scenario
+    from motor_ident.scenario.nodes import NODE_SETTINGS
+    from motor_ident.schema import flatten
+
+    restated = []
+    for node, values in load_scenario(path).parameters.items():
+        defaults = flatten(NODE_SETTINGS[node]()) if node in NODE_SETTINGS else {}
+        for key, value in values.items():
+            value = tuple(value) if isinstance(value, list) else value
+            if key in defaults and key not in IDENTITY_KEYS and value == defaults[key]:
+                restated.append(f"{node}: {key}: {value!r}")
+    assert not restated, f"{path.name} restates defaults (delete these lines): {restated}"
