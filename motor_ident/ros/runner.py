@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -70,37 +69,22 @@ STARTUP_TIMEOUT_S = 60.0  # node processes import pinocchio / cvxpy and compile 
 STALL_S = 10.0  # no new state for this long (wall): the simulated robot has stopped; end the run
 
 
-def scenario_nodes(params_file: Path) -> dict[str, dict[str, Any]]:
-    """The nodes a scenario's parameter file names, in file order, with their parameters.
-
-    Parameters under the ``/**`` key (every node) are merged under each node's own.
+def scenario_nodes(scenario: str | Path) -> tuple[str, ...]:
+    """The nodes a scenario file names (its launch file starts them), in file order.
 
     Raises:
         ConfigError: the file is not a ROS 2 parameter file, names a node motor_ident does not
             have, or names none.
     """
-    try:
-        content = yaml.safe_load(params_file.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"scenario file {params_file}: {exc}") from None
-    expected = "one 'node_name: ros__parameters: {...}' entry per node"
-    if not isinstance(content, dict):
-        raise ConfigError(f"scenario file {params_file}: expected {expected}")
-    sections: dict[str, dict[str, Any]] = {}
-    for key, entry in content.items():
-        parameters = entry.get("ros__parameters") if isinstance(entry, dict) else None
-        if not isinstance(parameters, dict):
-            raise ConfigError(f"scenario file {params_file}: {key}: expected {expected}")
-        sections[str(key).lstrip("/")] = parameters
-    every = sections.pop("**", {})
-    unknown = [name for name in sections if name not in NODES]
+    loaded = load_scenario(scenario)
+    unknown = [name for name in loaded.named if name not in NODES]
     if unknown:
         raise ConfigError(
-            f"scenario file {params_file} names {unknown}: motor_ident has no such node; its nodes are {sorted(NODES)}"
+            f"scenario file {loaded.path} names {unknown}: motor_ident has no such node; its nodes are {sorted(NODES)}"
         )
-    if not sections:
-        raise ConfigError(f"scenario file {params_file} names no node: expected {expected}")
-    return {name: {**every, **parameters} for name, parameters in sections.items()}
+    if not loaded.named:
+        raise ConfigError(f"scenario file {loaded.path} names no node: expected one 'node_name: ros__parameters:' each")
+    return loaded.named
 
 
 def node_class(name: str) -> type[Node]:
@@ -165,7 +149,7 @@ def run_scenario(
     default_dds_environment()
     limit_blas_threads()
     params_file = find_scenario(scenario)
-    nodes = scenario_nodes(params_file)
+    nodes = scenario_nodes(params_file)  # bad values fail here, before any node starts
     simulators = [name for name in nodes if name in SIMULATORS]
     if not simulators:
         raise ConfigError(
@@ -178,7 +162,7 @@ def run_scenario(
         raise ConfigError(f"overrides for {strangers}: scenario {params_file.stem} starts only {list(nodes)}")
     for name in simulators:
         overrides.setdefault(name, {}).update({"lockstep": lockstep, "duration": float(duration)})
-    loaded = load_scenario(params_file, overrides)  # bad values fail here, before any node starts
+    loaded = load_scenario(params_file, overrides)  # and bad overrides here
     robot, joints = _robot_and_joints({name: loaded.nodes[name] for name in nodes})
     plan = _Plan(
         params_file=params_file,

@@ -3,8 +3,9 @@
 A scenario file (config/scenarios/NAME.yaml) is a ROS 2 parameter file, ``node: ros__parameters:
 {...}``, read by ``ros2 launch`` as it is. Here it becomes one settings object per node of
 `motor_ident.scenario.nodes.NODE_SETTINGS` (defaults for what the file leaves out); the sections
-of other nodes are kept as read. Unknown keys and wrong values are errors naming the file, the
-node and the key.
+of other nodes are kept as read. As in ROS 2, a node key may start with ``/`` and the ``/**``
+section applies to every node (each node takes the keys it has). Unknown keys and wrong values
+are errors naming the file, the node and the key.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from motor_ident.errors import ConfigError
 from motor_ident.io.robot_config import config_directories
 from motor_ident.scenario.nodes import NODE_SETTINGS
-from motor_ident.schema import build, read_yaml, require_mapping
+from motor_ident.schema import build, read_yaml, require_mapping, specs
 
 # Parameters rclpy itself owns on every node: allowed in a scenario file, not settings.
 RCLPY_PARAMETERS = ("use_sim_time",)
@@ -29,11 +30,14 @@ class Scenario:
 
     Attributes:
         path: the file it was read from.
+        named: the nodes the file names (the ones its launch file starts), in file order.
         nodes: node name -> settings object, for every node of `NODE_SETTINGS`.
-        parameters: node name -> the file's ``ros__parameters`` (overrides applied), every node.
+        parameters: node name -> the file's ``ros__parameters`` (``/**`` merged in, overrides
+            applied), every node the file names.
     """
 
     path: Path
+    named: tuple[str, ...]
     nodes: dict[str, Any]
     parameters: dict[str, dict[str, Any]]
 
@@ -65,18 +69,24 @@ def load_scenario(name_or_path: str | Path, overrides: dict[str, dict[str, Any]]
     """
     path = find_scenario(name_or_path)
     doc = require_mapping(read_yaml(path), str(path))
-    parameters: dict[str, dict[str, Any]] = {}
-    for node, section in doc.items():
-        section = require_mapping(section, f"{path}: {node}", allowed=("ros__parameters",))
-        parameters[str(node)] = require_mapping(section.get("ros__parameters"), f"{path}: {node}: ros__parameters")
+    sections: dict[str, dict[str, Any]] = {}
+    for key, section in doc.items():
+        section = require_mapping(section, f"{path}: {key}", allowed=("ros__parameters",))
+        sections[str(key).lstrip("/")] = require_mapping(
+            section.get("ros__parameters"), f"{path}: {key}: ros__parameters"
+        )
+    every = sections.pop("**", {})
+    parameters = {node: {**every, **values} for node, values in sections.items()}
     for node, values in (overrides or {}).items():
         parameters.setdefault(node, {}).update(values)
     nodes = {}
     for node, cls in NODE_SETTINGS.items():
-        values = {
-            k: v
+        known = specs(cls)
+        values = {k: v for k, v in every.items() if k in known}
+        values.update(
+            (k, v)
             for k, v in parameters.get(node, {}).items()
-            if k not in RCLPY_PARAMETERS and not k.startswith(RCLPY_PREFIXES)
-        }
+            if k not in RCLPY_PARAMETERS and not k.startswith(RCLPY_PREFIXES) and (k in known or k not in every)
+        )
         nodes[node] = build(cls, values, where=f"{path}: node {node}")
-    return Scenario(path=path, nodes=nodes, parameters=parameters)
+    return Scenario(path=path, named=tuple(sections), nodes=nodes, parameters=parameters)

@@ -40,3 +40,22 @@ def test_bad_file_names_file_node_and_key(tmp_path: Path, section: str, message:
     with pytest.raises(ConfigError) as info:
         load_scenario(path)
     assert str(path) in str(info.value) and message in str(info.value)
+
+
+def test_every_node_section_and_leading_slash(tmp_path: Path) -> None:
+    """``/**`` reaches every node that has the key, as in ROS 2; ``/node`` is ``node``; the node's
+    own section wins; the nodes named are kept in file order."""
+    path = tmp_path / "wildcard.yaml"
+    path.write_text(
+        "/**:\n  ros__parameters:\n    use_sim_time: true\n    robot: icub_torso\n    diagnostics_period: 2.0\n"
+        "/identifier:\n  ros__parameters:\n    window: 300\n"
+        "elastic_sim:\n  ros__parameters:\n    load_scale: 1.5\n"
+        "sim_robot:\n  ros__parameters:\n    robot: valkyrie_arm\n"
+    )
+    scenario = load_scenario(path)
+    assert scenario.named == ("identifier", "elastic_sim", "sim_robot")
+    assert (scenario.nodes["identifier"].robot, scenario.nodes["identifier"].core.window) == ("icub_torso", 300)
+    assert scenario.nodes["identifier"].diagnostics_period == 2.0
+    assert scenario.nodes["sim_robot"].robot == "valkyrie_arm"
+    assert scenario.nodes["elastic_sim"].load_scale == 1.5  # has no robot: the /** key is not its
+    assert scenario.nodes["elastic_sim"].diagnostics_period == 2.0
