@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
+from motor_ident.io.joint_order import JointIndex, Reason
 from motor_ident.scenario.nodes import StampSettings
 
 if TYPE_CHECKING:
@@ -43,9 +44,8 @@ OK = DiagnosticStatus.OK
 WARN = DiagnosticStatus.WARN
 ERROR = DiagnosticStatus.ERROR
 
-# Kinds of reason a message is dropped for: the keys messages are counted by.
-MISSING_JOINTS = "missing joints"
-DUPLICATE_NAMES = "duplicate names"
+# Kinds of reason a message is dropped for: the keys messages are counted by (with
+# joint_order's MISSING_JOINTS and DUPLICATE_NAMES).
 EMPTY_FIELD = "empty field"
 WRONG_LENGTH = "wrong field length"
 NON_FINITE = "non-finite value"
@@ -54,18 +54,6 @@ STAMP_ZERO = "stamp 0"
 STAMP_BACKWARDS = "stamp went backwards"
 STAMP_REPEATED = "stamp repeated"
 STAMP_AHEAD = "stamp jumped ahead"
-
-
-class Reason(str):
-    """Why a message was dropped: the full text (a str), and ``kind``, the key it is counted by."""
-
-    kind: str
-
-    def __new__(cls, text: str, kind: str) -> Reason:
-        """``text`` says what was wrong with this message; ``kind`` is one of the module's kinds."""
-        reason = super().__new__(cls, text)
-        reason.kind = kind
-        return reason
 
 
 def stamp_to_seconds(stamp: Time) -> float:
@@ -78,52 +66,6 @@ def seconds_to_stamp(t: float) -> Time:
     t = max(float(t), 0.0)
     sec = int(t)
     return Time(sec=sec, nanosec=min(int(round((t - sec) * 1e9)), 999_999_999))
-
-
-class JointIndex:
-    """Maps the joint order of incoming messages to ours; caches the map per name order."""
-
-    def __init__(self, joint_names: Sequence[str]) -> None:
-        self.joint_names = tuple(joint_names)
-        self._cache: dict[tuple[str, ...], NDArray[np.int64] | Reason] = {}
-
-    def order(self, names: Sequence[str]) -> NDArray[np.int64] | None:
-        """Indices into a message's arrays giving our joint order, or None if a joint is missing
-        or one of ours is named twice (`lookup` says which)."""
-        found = self.lookup(names)
-        return None if isinstance(found, Reason) else found
-
-    def lookup(self, names: Sequence[str]) -> NDArray[np.int64] | Reason:
-        """Indices into a message's arrays giving our joint order (n,), or the `Reason` they
-        cannot: a joint of ours missing or named more than once. Other names are ignored."""
-        key = tuple(names)
-        found = self._cache.get(key)
-        if found is None:
-            if len(self._cache) > 64:
-                self._cache.clear()
-            found = self._cache[key] = self._resolve(key)
-        return found
-
-    def _resolve(self, names: tuple[str, ...]) -> NDArray[np.int64] | Reason:
-        ours = set(self.joint_names)
-        positions: dict[str, int] = {}
-        twice = []
-        for i, name in enumerate(names):
-            if name in ours:
-                if name in positions:
-                    twice.append(name)
-                positions[name] = i
-        if twice:
-            return Reason("duplicate joint names", DUPLICATE_NAMES)
-        missing = [j for j in self.joint_names if j not in positions]
-        if missing:
-            return Reason(f"joints {missing} missing", MISSING_JOINTS)
-        return np.array([positions[j] for j in self.joint_names], dtype=np.int64)
-
-    def missing(self, names: Sequence[str]) -> list[str]:
-        """Our joints absent from ``names``."""
-        present = set(names)
-        return [j for j in self.joint_names if j not in present]
 
 
 def joint_state_arrays(

@@ -47,7 +47,7 @@ def test_bad_joint_states_are_refused_with_reasons() -> None:
     msg = make_joint_state(list(JOINTS), 0.0, np.zeros(4), np.zeros(4), [0.0, np.nan, 0.0, 0.0])
     assert joint_state_arrays(msg, index)[1] == "non-finite effort"
     msg = make_joint_state(["a", "a", "b", "c", "d"], 0.0, np.zeros(5), np.zeros(5), np.zeros(5))
-    assert joint_state_arrays(msg, index)[1] == "duplicate joint names"
+    assert joint_state_arrays(msg, index)[1] == "joints ['a'] named twice"
 
 
 def test_command_arrays_and_stamps() -> None:

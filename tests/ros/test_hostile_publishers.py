@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from motor_ident.io.demo_report import Recording, RunResult, plot_run, summarize
+from motor_ident.io.joint_order import MISSING_JOINTS
 from motor_ident.ros.conversions import (
-    MISSING_JOINTS,
     NON_FINITE,
     STAMP_AHEAD,
     STAMP_BACKWARDS,

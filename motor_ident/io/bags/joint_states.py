@@ -13,6 +13,7 @@ from rosbags.serde import SerdeError
 
 from motor_ident.io.bags.series import JointStateSeries
 from motor_ident.io.bags.storage import JOINT_STATE, _stamp, _typestore
+from motor_ident.io.joint_order import JointIndex
 
 FloatArray = NDArray[np.float64]
 
@@ -30,23 +31,16 @@ class _JointStateCollector:
         self.t: list[float] = []
         self.rows: dict[str, list[FloatArray]] = {"position": [], "velocity": [], "effort": []}
         self.dropped: dict[str, int] = {}
-        self._orders: dict[tuple[str, ...], NDArray[np.int64] | str] = {}
+        self._index: JointIndex | None = None
 
     def _drop(self, reason: str) -> None:
         self.dropped[reason] = self.dropped.get(reason, 0) + 1
 
     def _order(self, names: tuple[str, ...]) -> NDArray[np.int64] | str:
-        if names not in self._orders:
-            lookup = {name: i for i, name in enumerate(names)}
-            assert self.names is not None
-            missing = [j for j in self.names if j not in lookup]
-            if len(lookup) != len(names):
-                self._orders[names] = "duplicate joint names"
-            elif missing:
-                self._orders[names] = f"joints {missing} missing"
-            else:
-                self._orders[names] = np.array([lookup[j] for j in self.names], dtype=np.int64)
-        return self._orders[names]
+        assert self.names is not None
+        if self._index is None:
+            self._index = JointIndex(self.names)
+        return self._index.lookup(names)
 
     def add(self, msg: Any, t: float) -> None:
         names = tuple(msg.name)
