@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 
 from motor_ident.errors import ConfigError
 from motor_ident.io.data import atomic_write
+from motor_ident.schema import read_yaml
 
 FloatArray = NDArray[np.float64]
 FORMAT_VERSION = 1
@@ -77,12 +78,7 @@ def load_parameters(path: str | Path, expected_names: Sequence[str] | None = Non
         ConfigError: missing, unreadable, corrupt or incompatible file (the message says which).
     """
     path = Path(path)
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ConfigError(f"parameter file {path}: cannot read: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"parameter file {path}: corrupt YAML: {exc}") from None
+    doc = read_yaml(path)
     if not isinstance(doc, Mapping) or doc.get("motor_ident_parameters") != FORMAT_VERSION:
         raise ConfigError(f"parameter file {path}: not a motor_ident parameter file (format {FORMAT_VERSION})")
     block = doc.get("parameters")

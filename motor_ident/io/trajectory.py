@@ -28,6 +28,7 @@ from motor_ident.core.excitation.fourier import FourierTrajectory
 from motor_ident.errors import ConfigError
 from motor_ident.io.data import atomic_write
 from motor_ident.io.robot_config import config_directories
+from motor_ident.schema import read_yaml, require_mapping
 
 FORMAT_VERSION = 1
 
@@ -124,17 +125,9 @@ def load_trajectory(path: str | Path) -> NamedTrajectory:
         ConfigError: the file is missing, not YAML, or a key is missing or malformed.
     """
     path = find_trajectory(path)
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ConfigError(f"cannot read trajectory file {path}: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
-    if not isinstance(doc, Mapping) or doc.get("motor_ident_excitation") != FORMAT_VERSION:
+    doc = require_mapping(read_yaml(path), str(path), required=("joints", "base_frequency", "q0", "a", "b"))
+    if doc.get("motor_ident_excitation") != FORMAT_VERSION:
         raise ConfigError(f"{path}: expected a mapping with motor_ident_excitation: {FORMAT_VERSION}")
-    for key in ("joints", "base_frequency", "q0", "a", "b"):
-        if key not in doc:
-            raise ConfigError(f"{path}: key {key!r} is missing")
     joints = doc["joints"]
     if not isinstance(joints, Sequence) or isinstance(joints, str) or not all(isinstance(j, str) for j in joints):
         raise ConfigError(f"{path}: joints = {joints!r}: expected a list of joint names")
