@@ -81,8 +81,13 @@ def declare_settings(
             naming the node, the parameter, the value and what is expected.
     """
     where = f"node {node.get_name()}: parameter"
+    # the start values (parameter file, --ros-args -p, overrides) are checked by the schema first,
+    # so a bad one is refused in the same words as the scenario loader's, not rclpy's
+    table = specs(cls)
+    starting = getattr(node, "_parameter_overrides", {})  # rclpy keeps them here until declared
+    build(cls, {name: _plain(p.value) for name, p in starting.items() if name in table}, where=where)
     values: dict[str, Any] = {}
-    for name, (spec, hint, default) in specs(cls).items():
+    for name, (spec, hint, default) in table.items():
         scalar, is_tuple, _ = value_kind(hint)
         desc = descriptor(name, spec, scalar, is_tuple)
         initial = Parameter.Type(desc.type) if default is None else _plain(default)
@@ -92,7 +97,7 @@ def declare_settings(
             raise ConfigError(f"{where} {name}: {exc}") from None
         if value is not None:
             values[name] = _plain(value)
-    names = set(specs(cls))
+    names = set(table)
     current = [build(cls, values, where=where)]
     pending: list[T] = []
 

@@ -76,8 +76,24 @@ def test_integer_for_a_float_refused_at_start(ros_context) -> None:
     from motor_ident.errors import ConfigError
     from motor_ident.ros.identifier_node import IdentifierNode
 
-    with pytest.raises(ConfigError, match="alpha"):
+    with pytest.raises(ConfigError, match=r"node identifier: parameter: alpha = 1: expected a float"):
         IdentifierNode(context=ros_context, parameter_overrides=[Parameter("alpha", value=1)])
+
+
+def test_out_of_range_start_value_refused_in_the_settings_words(ros_context) -> None:
+    """window: 0 at start is refused with the schema's range, as the scenario loader words it."""
+    from rclpy.parameter import Parameter
+
+    from motor_ident.errors import ConfigError
+    from motor_ident.ros.identifier_node import IdentifierNode
+    from motor_ident.scenario.loader import load_scenario
+
+    with pytest.raises(ConfigError) as node_error:
+        IdentifierNode(context=ros_context, parameter_overrides=[Parameter("window", value=0)])
+    with pytest.raises(ConfigError) as file_error:
+        load_scenario("valkyrie_arm", {"identifier": {"window": 0}})
+    expected = str(file_error.value).split("window = 0: ")[1]
+    assert f"window = 0: {expected}" in str(node_error.value) and "Reason" not in str(node_error.value)
 
 
 def test_feedforward_live_gains_reach_the_control_law(ros_context) -> None:
