@@ -109,7 +109,10 @@ def _nested(f: dataclasses.Field[Any]) -> type | None:
 
 
 def _default(f: dataclasses.Field[Any]) -> Any:
-    return f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    factory: Any = f.default_factory  # a dataclass field has a default or a factory
+    return factory()
 
 
 def specs(cls: type) -> dict[str, tuple[Spec, Any, Any]]:

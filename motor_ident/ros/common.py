@@ -4,6 +4,7 @@ the executor and the BLAS thread cap every node process runs with."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any, Literal
 
 from rcl_interfaces.msg import ParameterDescriptor
@@ -105,7 +106,7 @@ def stop_on_signals() -> list[int]:
     return requests
 
 
-def run_node(node_class: type[Node], args: list[str] | None = None) -> None:
+def run_node(node_class: Callable[..., Node], args: list[str] | None = None) -> None:
     """``main()`` body of a node: init, spin until SIGINT / SIGTERM, clean shutdown, exit code 0.
 
     Shutdown: SIGINT and SIGTERM only record the request (a Python handler; rclpy's own handlers

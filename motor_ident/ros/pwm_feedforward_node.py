@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
+from numpy.typing import NDArray
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -105,7 +106,7 @@ class PwmFeedforwardNode(Node):
         self.qd_motor = np.full(self.transmission.n, np.nan)
         self.last_state_time: float | None = None  # stamp of the latest joint_states [s]
         self.reference_time = np.zeros(0)
-        self.reference_motor = np.zeros((0, 2, self.transmission.n))  # (K, [qd, qdd], m)
+        self.reference_motor: NDArray[np.float64] = np.zeros((0, 2, self.transmission.n))  # (K, [qd, qdd], m)
         self.published = 0
         self.saturated = 0
         self.dropped = 0

@@ -143,7 +143,7 @@ class RunWatcher(Node):
         self.create_subscription(Float64MultiArray, "identifier/parameters", self._on_theta, 10)
         self.create_subscription(Float64MultiArray, "identifier/active_parameters", self._on_active, LATCHED_QOS)
         self.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 10)
-        self._names_client = self.create_client(GetParameters, "identifier/get_parameters")
+        self._names_client: Any = self.create_client(GetParameters, "identifier/get_parameters")
 
     def _on_clock(self, msg: Clock) -> None:
         self.clock = stamp_to_seconds(msg.clock)

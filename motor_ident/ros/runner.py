@@ -87,7 +87,7 @@ def scenario_nodes(scenario: str | Path) -> tuple[str, ...]:
     return loaded.named
 
 
-def node_class(name: str) -> type[Node]:
+def node_class(name: str) -> Callable[..., Node]:
     """The class of node ``name`` (a key of `NODES`)."""
     module, cls = NODES[name].split(":")
     return getattr(importlib.import_module(module), cls)  # type: ignore[no-any-return]

@@ -65,8 +65,8 @@ class VrecControllerNode(Node):
         self.stale_timeout = settings.stale_timeout
         self.at_rotor = settings.motor_states_at_rotor
         self.gear_ratio = np.array(per_joint("gear_ratio", settings.gear_ratio, n))
-        keys = ("motor_inertia", "load_inertia", "stiffness", "motor_damping", "load_damping", "damping")
-        keys += ("kp", "ki", "damping_ratio", "gain", "torque_limit")
+        keys: tuple[str, ...] = ("motor_inertia", "load_inertia", "stiffness", "motor_damping", "load_damping")
+        keys += ("damping", "kp", "ki", "damping_ratio", "gain", "torque_limit")
         arrays = {key: np.array(per_joint(key, getattr(settings, key), n)) for key in keys}
         if not np.all(np.isfinite(arrays["torque_limit"])):
             raise ConfigError(f"parameter torque_limit = {arrays['torque_limit'].tolist()}: expected finite values > 0")

@@ -79,7 +79,7 @@ def load_scenario(name_or_path: str | Path, overrides: dict[str, dict[str, Any]]
     parameters = {node: {**every, **values} for node, values in sections.items()}
     for node, values in (overrides or {}).items():
         parameters.setdefault(node, {}).update(values)
-    nodes = {}
+    nodes: dict[str, Any] = {}
     for node, cls in NODE_SETTINGS.items():
         known = specs(cls)
         values = {k: v for k, v in every.items() if k in known}

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -208,9 +208,9 @@ def simulate(
     kp = config.external_stiffness if reference is not None else 0.0
     kd = config.external_damping if reference is not None else 0.0
     A = np.diag(D) + T.T @ M @ T + h * (np.diag(solver.linear_damping) + kd * T.T @ T)
-    A_inv = np.linalg.inv(A)
+    A_inv = cast(FloatArray, np.linalg.inv(A))
 
-    t_fine = np.arange(n_samples * sub) * h
+    t_fine: FloatArray = np.arange(n_samples * sub, dtype=np.float64) * h
     if reference is not None:
         q_ref, qd_ref = (np.asarray(x, dtype=float) for x in reference(t_fine))
         if q_ref.shape != (t_fine.size, n) or qd_ref.shape != (t_fine.size, n):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pinocchio as pin
@@ -181,7 +181,7 @@ class ChainSolver:
         The returned friction is the explicit one at ``v`` for sliding chains, the holding torque for held ones.
         """
         friction = self.friction(v)
-        a = A_inv @ (b - friction) if A_inv is not None else np.linalg.solve(A, b - friction)
+        a = cast(FloatArray, A_inv @ (b - friction) if A_inv is not None else np.linalg.solve(A, b - friction))
         held = locked | (np.abs(v) < self.stick_velocity) | (v * (v + h * a) < 0.0)
         if held.any():
             return _solve_with_stiction(A, b, friction, v, h, held, locked, self.breakaway)
@@ -224,4 +224,4 @@ def _solve_with_stiction(
         held[idx[release_pos | release_neg]] = False
         if not held.any():
             break
-    return np.linalg.solve(A, b - friction), held, friction
+    return cast(FloatArray, np.linalg.solve(A, b - friction)), held, friction
