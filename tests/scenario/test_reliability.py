@@ -39,7 +39,7 @@ def test_commands_are_finite_saturated_and_rate_limited(tau: list[float], previo
     out = saturate(tau, prev, config, dt)
     assert np.all(np.isfinite(out))
     assert np.all(np.abs(out) <= config.effort_limit)
-    bound = np.where(np.isinf(config.rate_limit), np.inf, config.rate_limit * dt)
+    bound = np.array([r * dt if np.isfinite(r) else np.inf for r in config.rate_limit])
     assert np.all(np.abs(out - prev) <= bound + 1e-9)
 
 
