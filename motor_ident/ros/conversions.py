@@ -224,6 +224,35 @@ class DropCounter:
         return values
 
 
+class InputDrops:
+    """A node's dropped messages, one `DropCounter` per input (topic), for nodes with several.
+
+    ``total`` counts every input; ``last`` says what was dropped last and why;
+    `diagnostic_values` gives each input's counts per kind, prefixed by the input's name.
+    """
+
+    def __init__(self, inputs: Sequence[str], logger: RcutilsLogger | None = None) -> None:
+        self.counters = {what: DropCounter(what, logger) for what in inputs}
+        self.last = ""
+
+    @property
+    def total(self) -> int:
+        """Messages dropped so far, every input."""
+        return sum(counter.total for counter in self.counters.values())
+
+    def add(self, what: str, reason: str) -> None:
+        """Count one message of input ``what`` dropped for ``reason`` (throttled log)."""
+        self.counters[what].add(reason)
+        self.last = f"{what} dropped: {reason}"
+
+    def diagnostic_values(self) -> dict[str, object]:
+        """``dropped`` (all inputs), then ``<input> dropped: <kind>`` per input and kind."""
+        values: dict[str, object] = {"dropped": self.total}
+        for what, counter in self.counters.items():
+            values.update({f"{what} dropped: {kind}": count for kind, count in sorted(counter.counts.items())})
+        return values
+
+
 def publisher_warning(node: Node, topic: str) -> tuple[int, str]:
     """Publishers on ``topic`` (a resolved name, e.g. a subscription's ``topic_name``).
 

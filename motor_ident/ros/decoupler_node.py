@@ -33,6 +33,7 @@ from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, load_robot, 
 from motor_ident.ros.conversions import (
     OK,
     WARN,
+    InputDrops,
     JointIndex,
     array_values,
     joint_state_arrays,
@@ -70,7 +71,7 @@ class DecouplerNode(Node):
         self.joint_index = JointIndex(self.transmission.joints)
         self.motor_index = JointIndex(self.transmission.motors)
         self.counts = {"joint_states": 0, "motor_states": 0, "joint_commands": 0}
-        self.dropped = 0
+        self.drops = InputDrops(tuple(self.counts), self.get_logger())
         self.last_problem = ""
 
         self.motor_state_pub = self.create_publisher(JointState, "~/motor_states", STATE_QOS)
@@ -82,10 +83,14 @@ class DecouplerNode(Node):
         self.create_subscription(Float64MultiArray, settings.joint_commands_topic, self._on_joint_commands, COMMAND_QOS)
         self.create_timer(settings.diagnostics_period, self._diagnostics)
 
+    @property
+    def dropped(self) -> int:
+        """Messages dropped so far, every input."""
+        return self.drops.total
+
     def _drop(self, what: str, reason: str) -> None:
-        self.dropped += 1
-        self.last_problem = f"{what} dropped: {reason}"
-        self.get_logger().warning(self.last_problem, throttle_duration_sec=2.0)
+        self.drops.add(what, reason)
+        self.last_problem = self.drops.last
 
     def _on_joint_states(self, msg: JointState) -> None:
         self._relay(
@@ -131,7 +136,7 @@ class DecouplerNode(Node):
         level = WARN if self.last_problem else OK
         message = self.last_problem or "converting"
         groups = {g.name: f"{list(g.joints)} <- {list(g.motors)}" for g in self.transmission.groups if g.n > 1}
-        values: dict[str, object] = {**self.counts, "dropped": self.dropped, **groups}
+        values: dict[str, object] = {**self.counts, **self.drops.diagnostic_values(), **groups}
         msg.status = [make_status("motor_ident: decoupler", ",".join(self.transmission.motors), level, message, values)]
         self.diag_pub.publish(msg)
         self.last_problem = ""

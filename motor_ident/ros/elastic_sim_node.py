@@ -25,7 +25,7 @@ from std_msgs.msg import Float64MultiArray
 from motor_ident.errors import ConfigError, MotorIdentError
 from motor_ident.papers.xin.bench import xin_bench_parameters
 from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, run_node
-from motor_ident.ros.conversions import OK, WARN, array_values, make_joint_state, make_status
+from motor_ident.ros.conversions import OK, WARN, InputDrops, array_values, make_joint_state, make_status
 from motor_ident.ros.parameters import declare_settings
 from motor_ident.scenario.nodes import ElasticSimSettings, motor_names_of
 from motor_ident.sim.elastic import ElasticJointBench, EncoderConfig
@@ -52,7 +52,8 @@ class ElasticSimNode(Node):
         except MotorIdentError as exc:
             raise ConfigError(f"elastic_sim parameters: {exc}") from None
         self.torque = np.zeros(len(self.joints))
-        self.counts = {"steps": 0, "commands": 0, "dropped": 0}
+        self.counts = {"steps": 0, "commands": 0}
+        self.drops = InputDrops(("command",), self.get_logger())
         self.last_problem = ""
         self.finished = False
         self.link_velocity: list[float] = []  # true link velocity of joint 0, for the ripple figure
@@ -74,9 +75,8 @@ class ElasticSimNode(Node):
     def _on_command(self, msg: Float64MultiArray) -> None:
         values, reason = array_values(msg, len(self.joints))
         if values is None:
-            self.counts["dropped"] += 1
-            self.last_problem = f"command dropped: {reason}"
-            self.get_logger().warning(self.last_problem, throttle_duration_sec=2.0)
+            self.drops.add("command", reason)
+            self.last_problem = self.drops.last
         else:
             self.torque = values
             self.counts["commands"] += 1
@@ -125,6 +125,7 @@ class ElasticSimNode(Node):
         tail = self.link_velocity[-int(self.rate_hz) :]
         values: dict[str, object] = {
             **self.counts,
+            **self.drops.diagnostic_values(),
             "sim_time": self.t,
             "link_velocity_std_last_s": float(np.std(tail)) if tail else 0.0,
         }

@@ -57,6 +57,7 @@ from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, load_robot, 
 from motor_ident.ros.conversions import (
     OK,
     WARN,
+    InputDrops,
     JointIndex,
     array_values,
     joint_state_arrays,
@@ -109,7 +110,7 @@ class PwmFeedforwardNode(Node):
         self.reference_motor: NDArray[np.float64] = np.zeros((0, 2, self.transmission.n))  # (K, [qd, qdd], m)
         self.published = 0
         self.saturated = 0
-        self.dropped = 0
+        self.drops = InputDrops(("joint_states", "reference", "desired torques"), self.get_logger())
         self.last_problem = ""
         self.last_duty = np.zeros(self.transmission.n)
 
@@ -128,10 +129,14 @@ class PwmFeedforwardNode(Node):
         self.state_timeout = settings.state_timeout
         self.get_logger().info(f"now {settings.core}, state_timeout {settings.state_timeout:g} s")
 
+    @property
+    def dropped(self) -> int:
+        """Messages dropped so far, every input."""
+        return self.drops.total
+
     def _drop(self, what: str, reason: str) -> None:
-        self.dropped += 1
-        self.last_problem = f"{what} dropped: {reason}"
-        self.get_logger().warning(self.last_problem, throttle_duration_sec=2.0)
+        self.drops.add(what, reason)
+        self.last_problem = self.drops.last
 
     def _on_state(self, msg: JointState) -> None:
         arrays, reason = joint_state_arrays(msg, self.joint_index, ("velocity",))
@@ -204,7 +209,7 @@ class PwmFeedforwardNode(Node):
         values: dict[str, object] = {
             "commands_published": self.published,
             "saturated_commands": self.saturated,
-            "dropped": self.dropped,
+            **self.drops.diagnostic_values(),
             "last_duty": list(self.last_duty),
             "friction_compensation": self.ff_config.friction_compensation,
             "command_space": self.command_space,

@@ -36,6 +36,7 @@ from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, run_node
 from motor_ident.ros.conversions import (
     OK,
     WARN,
+    InputDrops,
     JointIndex,
     array_values,
     joint_state_arrays,
@@ -103,7 +104,8 @@ class VrecControllerNode(Node):
         self.reference = np.zeros(n)
         self.link: tuple[float, np.ndarray, np.ndarray] | None = None  # receive time, q, qd
         self.last_command = np.zeros(n)
-        self.counts = {"commands": 0, "dropped": 0, "stale": 0}
+        self.counts = {"commands": 0, "stale": 0}
+        self.drops = InputDrops(("velocity_reference", "joint_states", "motor_states"), self.get_logger())
         self.last_problem = ""
 
         self.command_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands", COMMAND_QOS)
@@ -121,9 +123,8 @@ class VrecControllerNode(Node):
         return [c.config.gain for c in self.controllers]
 
     def _drop(self, what: str, reason: str) -> None:
-        self.counts["dropped"] += 1
-        self.last_problem = f"{what} dropped: {reason}"
-        self.get_logger().warning(self.last_problem, throttle_duration_sec=2.0)
+        self.drops.add(what, reason)
+        self.last_problem = self.drops.last
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -178,6 +179,7 @@ class VrecControllerNode(Node):
         level = WARN if self.last_problem else OK
         values: dict[str, object] = {
             **self.counts,
+            **self.drops.diagnostic_values(),
             "side": self.side,
             "gain_K": self.gains,
             "damping_ratio": self.damping_ratio.tolist(),

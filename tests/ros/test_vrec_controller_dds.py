@@ -108,7 +108,13 @@ def test_bad_messages_are_dropped_never_a_nan_command(dds) -> None:
     node._on_motor_states(make_joint_state(MOTORS, 1.0, np.zeros(2), np.array([np.nan, 0.0]), np.zeros(2)))
     node._on_motor_states(make_joint_state(["m1"], 1.0, np.zeros(1), np.zeros(1), np.zeros(1)))
     node._on_reference(Float64MultiArray(data=[1.0]))
-    assert node.counts["dropped"] == 3 and node.counts["commands"] == 0
+    assert node.drops.total == 3 and node.counts["commands"] == 0
+    assert node.drops.diagnostic_values() == {
+        "dropped": 3,
+        "velocity_reference dropped: wrong size": 1,
+        "motor_states dropped: missing joints": 1,
+        "motor_states dropped: non-finite value": 1,
+    }
     node._on_motor_states(make_joint_state(MOTORS, 1.0, np.zeros(2), np.array([1e9, -1e9]), np.zeros(2)))
     assert node.counts["commands"] == 1
     assert np.all(np.isfinite(node.last_command)) and np.all(np.abs(node.last_command) <= [272.0, 50.0])
