@@ -10,11 +10,14 @@ inertia scaled by ``load_scale`` (Xin et al.'s robustness test uses 0.5 and 1.5)
   motor torque) and ``motor_states`` (motor encoder divided by the gear ratio, i.e. link-side
   referred; names ``motor_names``), each step;
 - steps on a wall timer at ``rate_hz``, or with ``lockstep`` once per command received (a
-  deterministic closed loop as fast as the machine allows; it publishes the first states itself);
+  deterministic closed loop as fast as the machine allows; it publishes the first states itself,
+  and steps with the held command when none arrives within ``lockstep_timeout``);
 - reports counts, dropped commands and the true link velocity's ripple in ``/diagnostics``.
 """
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
@@ -41,6 +44,8 @@ class ElasticSimNode(Node):
         self.motors = motor_names_of(settings.motor_names, self.joints)
         self.rate_hz = settings.rate_hz
         self.lockstep = settings.lockstep
+        self.lockstep_timeout = settings.lockstep_timeout
+        self._awaiting_since = time.monotonic()  # wall time of the last published state
         self.duration = settings.duration
         load_scale = settings.load_scale
         ripple = settings.ripple_amplitude
@@ -64,7 +69,7 @@ class ElasticSimNode(Node):
         if not self.lockstep:
             self.create_timer(1.0 / self.rate_hz, self._step)
         else:
-            self._kick = self.create_timer(0.05, self._publish_while_idle)
+            self._kick = self.create_timer(min(0.05, 0.5 * self.lockstep_timeout), self._lockstep_watchdog)
         self.create_timer(settings.diagnostics_period, self._diagnostics)
 
     @property
@@ -83,10 +88,13 @@ class ElasticSimNode(Node):
         if self.lockstep:
             self._step()
 
-    def _publish_while_idle(self) -> None:
-        """Lockstep: republish the states until the controller answers (discovery takes a moment)."""
+    def _lockstep_watchdog(self) -> None:
+        """Lockstep: republish the states until the controller answers (discovery takes a moment);
+        then, when a command is lost, step with the held one after ``lockstep_timeout``."""
         if self.counts["commands"] == 0:
             self._publish()
+        elif time.monotonic() - self._awaiting_since >= self.lockstep_timeout:
+            self._step()
 
     def _step(self) -> None:
         if self.finished:
@@ -100,6 +108,7 @@ class ElasticSimNode(Node):
         self._publish()
 
     def _publish(self) -> None:
+        self._awaiting_since = time.monotonic()
         readings = [bench.measure() for bench in self.benches]
         t = self.t
         link = make_joint_state(

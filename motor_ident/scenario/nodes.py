@@ -257,6 +257,13 @@ class ElasticSimSettings:
     motor_names: tuple[str, ...] = _motor_names()
     rate_hz: float = setting(1000.0, "physics and state rate", unit="Hz", low=0.0, high=1e5, open=(True, False))
     lockstep: bool = setting(False, "step once per command instead of on a wall timer")
+    lockstep_timeout: float = setting(
+        0.1,
+        "lockstep: wall time to wait for a command before stepping with the held one",
+        unit="s",
+        low=0.0,
+        open=(True, False),
+    )
     duration: float = setting(0.0, "stop stepping after this simulated time (0: never)", unit="s", low=0.0)
     load_scale: float = setting(
         1.0, "load inertia J_l multiplier (Xin et al. 2020: 0.5 .. 1.5)", low=0.0, open=(True, False), demo=True

@@ -23,7 +23,8 @@ def _closed_loop() -> tuple[float, float, int, int]:
     from tests.ros.conftest import Ros
 
     with Ros(args=["--ros-args", "--params-file", str(REPO / "config/scenarios/xin_bench.yaml")]) as ros:
-        sim = ros.add(ElasticSimNode, lockstep=True, duration=STEPS / 1000.0)
+        # a generous lockstep_timeout: on a loaded machine the loop stays one command per step
+        sim = ros.add(ElasticSimNode, lockstep=True, lockstep_timeout=5.0, duration=STEPS / 1000.0)
         # lockstep runs faster or slower than real time: staleness is judged per step, not by the wall clock
         controller = ros.add(VrecControllerNode, stale_timeout=1.0)
         probe = ros.probe()
@@ -65,3 +66,24 @@ def test_xin_bench_scenario_over_dds_damps_the_ripple() -> None:
     assert abs(mean / REFERENCE - 1.0) < 0.05
     pure_pi = _core_loop(0.0)
     assert std < 0.6 * pure_pi, (std, pure_pi)
+
+
+def test_lockstep_steps_with_the_held_command_when_one_is_lost() -> None:
+    """In lockstep, elastic_sim republishes until the first command; after that a lost command
+    costs ``lockstep_timeout`` of wall time, then the bench steps with the held torque."""
+    from std_msgs.msg import Float64MultiArray
+
+    from motor_ident.ros.elastic_sim_node import ElasticSimNode
+    from tests.ros.conftest import Ros
+
+    with Ros() as ros:
+        sim = ros.add(ElasticSimNode, lockstep=True, lockstep_timeout=0.05)
+        sim._lockstep_watchdog()
+        assert sim.counts["steps"] == 0  # no command yet: states republished, no step
+        sim._on_command(Float64MultiArray(data=[3.0]))
+        assert sim.counts["steps"] == 1
+        sim._lockstep_watchdog()  # within the timeout: still waiting
+        assert sim.counts["steps"] == 1
+        sim._awaiting_since -= 1.0  # the next command is lost
+        sim._lockstep_watchdog()
+        assert sim.counts["steps"] == 2 and sim.torque[0] == 3.0
