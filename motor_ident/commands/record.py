@@ -26,17 +26,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from motor_ident.commands.common import write_json
+from motor_ident.sim.mujoco_config import ENGINES
 
 
 @dataclass(frozen=True)
 class RecordSummary:
-    """What `record_scenario` wrote: bag path, samples, simulated seconds, gate opening time."""
+    """What `record_scenario` wrote: bag path, samples, simulated seconds, gate opening time, physics engine."""
 
     path: Path
     samples: int
     duration: float
     joints: tuple[str, ...]
     gate_opened_at_s: float | None
+    engine: str
 
 
 def record_scenario(
@@ -46,8 +48,11 @@ def record_scenario(
     duration: float,
     storage: str = "mcap",
     overrides: dict[str, dict[str, object]] | None = None,
+    engine: str | None = None,
 ) -> RecordSummary:
     """Simulate ``scenario`` for ``duration`` seconds and write its topics to the bag ``out``.
+
+    ``engine`` (``pinocchio`` or ``mujoco``) overrides the scenario's sim_robot ``engine``.
 
     Raises:
         ConfigError: the scenario or a value is invalid.
@@ -60,8 +65,11 @@ def record_scenario(
     if not duration > 0.0:
         raise ConfigError(f"--duration = {duration!r}: expected > 0 seconds")
     writer = BagWriter(out, storage=storage)  # refuses an existing path before the simulation starts
+    overrides = {node: dict(values) for node, values in (overrides or {}).items()}
+    if engine is not None:
+        overrides.setdefault("sim_robot", {})["engine"] = engine
     loop = build_closed_loop(scenario, overrides)
-    joints = tuple(loop.sim.robot.joint_names)
+    joints = tuple(loop.sim.joint_names)
     motors = list(loop.sim.transmission.motors)  # as sim_robot names them
     steps = int(round(duration / loop.sim.dt))
     opened: float | None = None
@@ -93,15 +101,16 @@ def record_scenario(
     finally:
         if in_main:
             signal.signal(signal.SIGINT, previous)
-    return RecordSummary(Path(out), done, done * loop.sim.dt, joints, opened)
+    engine_used = loop.scenario.nodes["sim_robot"].plant.engine
+    return RecordSummary(Path(out), done, done * loop.sim.dt, joints, opened, engine_used)
 
 
 def cmd_record(args: argparse.Namespace) -> int:
     """Record a simulated run into a rosbag2."""
-    summary = record_scenario(args.scenario, args.out, duration=args.duration, storage=args.storage)
+    summary = record_scenario(args.scenario, args.out, duration=args.duration, storage=args.storage, engine=args.engine)
     opened = "never" if summary.gate_opened_at_s is None else f"{summary.gate_opened_at_s:.3f} s"
     print(
-        f"recorded {summary.samples} joint states ({summary.duration:g} s simulated, joints "
+        f"recorded {summary.samples} joint states ({summary.duration:g} s simulated on {summary.engine}, joints "
         f"{list(summary.joints)}) to {summary.path}; identifier gate opened: {opened}"
     )
     write_json(
@@ -113,6 +122,7 @@ def cmd_record(args: argparse.Namespace) -> int:
             "joints": list(summary.joints),
             "gate_opened_at_s": summary.gate_opened_at_s,
             "storage": args.storage,
+            "engine": summary.engine,
         },
     )
     return 0
@@ -125,5 +135,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="bag directory to create (must not exist)")
     p.add_argument("--duration", type=float, default=20.0, help="simulated seconds (default 20)")
     p.add_argument("--storage", choices=["mcap", "sqlite3"], default="mcap", help="rosbag2 storage (default mcap)")
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        help="physics of the simulated robot: pinocchio (the estimator's own model, exact) or mujoco "
+        "(independent, with unmodelled effects); default: the scenario's sim_robot engine",
+    )
     p.add_argument("--json", help="write a summary to this JSON file")
     p.set_defaults(func=cmd_record)

@@ -1,6 +1,6 @@
 """A scenario's control loop without ROS: plant, online identifier and feedforward in one loop.
 
-The same core objects the nodes wrap (`SimulatedRobot`, `OnlineIdentifier`, `ComputedTorque`,
+The same core objects the nodes wrap (the plant of `make_plant`, `OnlineIdentifier`, `ComputedTorque`,
 `ramp_in` of a Fourier excitation), configured from the same node settings (`motor_ident.scenario.loader`), stepped
 in a plain loop: the reference for long soak runs, memory measurements and fast experiments,
 with no DDS in between.
@@ -25,7 +25,8 @@ from motor_ident.scenario.build import build_identifier
 from motor_ident.scenario.loader import Scenario, load_scenario
 from motor_ident.scenario.nodes import ExcitationSettings, FeedforwardSettings, SimRobotSettings
 from motor_ident.schema import per_joint
-from motor_ident.sim.plant import Measurement, SimulatedRobot
+from motor_ident.sim.engines import Plant, make_plant
+from motor_ident.sim.plant import Measurement
 
 FloatArray = NDArray[np.float64]
 
@@ -34,7 +35,7 @@ FloatArray = NDArray[np.float64]
 class ClosedLoop:
     """The objects of one scenario, ready to step."""
 
-    sim: SimulatedRobot
+    sim: Plant
     identifier: OnlineIdentifier
     law: ComputedTorque
     excitation: Any
@@ -78,7 +79,7 @@ def build_closed_loop(scenario: str | Path, overrides: dict[str, dict[str, Any]]
     regressor = config.build_regressor()
     robot = regressor.robot
     # the loop commands joint torques, whatever the scenario's sim_robot takes (icub_torso: PWM)
-    sim = SimulatedRobot(regressor, config.nominal_friction(), replace(sim_s.plant, command_interface="effort"))
+    sim = make_plant(config, replace(sim_s.plant, command_interface="effort"))
     identifier = build_identifier(loaded.nodes["identifier"])
     n = robot.n
     effort_limit = (

@@ -65,7 +65,7 @@ class MotorChain(ChainModel):
     @property
     def breakaway(self) -> tuple[float, float]:
         """Static friction levels (tau_f(0+), -tau_f(0-)) [N m]: sigma_s+ and sigma_s- for Stribeck."""
-        tau = friction_torque(np.array([0.0, -1e-12]), self.friction_values, self.friction)
+        tau = friction_torque(np.array([1e-12, -1e-12]), self.friction_values, self.friction)  # v -> 0+, 0-
         return float(tau[0]), float(-tau[1])
 
     @property

@@ -39,8 +39,9 @@ from motor_ident.core.actuators.transmission import Transmission, build_transmis
 from motor_ident.core.rigid_body.model import forward_dynamics, inverse_dynamics
 from motor_ident.core.rigid_body.regressor import Regressor
 from motor_ident.errors import ConfigError
-from motor_ident.schema import check, setting
+from motor_ident.schema import check, inline, setting
 from motor_ident.sim.motor_chain import ChainSolver, MotorChain, joint_inertia, motor_chains
+from motor_ident.sim.mujoco_config import ENGINES, MujocoConfig
 
 if TYPE_CHECKING:
     from motor_ident.io.robot_config import RobotConfig
@@ -65,6 +66,9 @@ class PlantConfig:
         command_interface: ``effort`` (joint torques) or ``pwm`` (motor duty cycles through the
             motor chains and the transmission); see the module docstring.
         stick_velocity: ``pwm``: a motor chain slower than this may stick [rad/s].
+        engine: ``pinocchio`` (this module: the estimator's own rigid-body model, exact recovery) or
+            ``mujoco`` (`motor_ident.sim.mujoco_plant`: an independent engine with unmodelled effects).
+        mujoco: settings of the ``mujoco`` engine only.
     """
 
     rate_hz: float = setting(1000.0, "simulation and publish rate", unit="Hz", low=0.0, high=1e5, open=(True, False))
@@ -79,6 +83,10 @@ class PlantConfig:
         choices=COMMAND_INTERFACES,
     )
     stick_velocity: float = setting(1e-4, "pwm: a motor chain slower than this may stick", unit="rad/s", low=0.0)
+    engine: str = setting(
+        "pinocchio", "physics: pinocchio (exact, the estimator's model) or mujoco (independent)", choices=ENGINES
+    )
+    mujoco: MujocoConfig = inline(MujocoConfig)
 
     def __post_init__(self) -> None:
         check(self)
@@ -183,6 +191,11 @@ class SimulatedRobot:
     def dt(self) -> float:
         """Sample period [s]."""
         return 1.0 / self.config.rate_hz
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """The robot's joints, the order of every array."""
+        return tuple(self.robot.joint_names)
 
     def reset(self, q0: ArrayLike | None = None) -> None:
         """Back to rest at ``q0`` (current position when None) and time 0."""

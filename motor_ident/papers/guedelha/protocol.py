@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
+import scipy.optimize
 from numpy.typing import ArrayLike, NDArray
 
 from motor_ident.core.actuators.actuator_ident import (
@@ -46,6 +47,8 @@ class ProtocolConfig:
         pwm_amplitude: peak duty of phase 2 (fraction).
         min_velocity: samples with |qd| below this are dropped (stuck harmonic drive) [rad/s].
         low_velocity_band: |qd| band where the Stribeck and Coulomb+viscous residuals are compared [rad/s].
+        stribeck_velocity_range: bounds of the Stribeck velocity v_s searched in phase 1 [rad/s]; None
+            uses the v_s of the shape handed to the fit instead of identifying it.
         sim: simulator and sensor settings.
     """
 
@@ -57,6 +60,7 @@ class ProtocolConfig:
     pwm_amplitude: float = 0.3
     min_velocity: float = 0.002
     low_velocity_band: float = 0.0524
+    stribeck_velocity_range: tuple[float, float] | None = (0.002, 0.5)
     sim: ActuatorSimConfig = field(default_factory=ActuatorSimConfig)
 
 
@@ -138,8 +142,9 @@ def fit_friction_phase(
         tau_chain: torque delivered by the chain, ``T_c' tau_joint``, shape (N,) [N m].
         qdd_motor: gearbox-output accelerations, shape (N,) [rad/s^2].
         reflected_inertia: D = rho^2 I [kg m^2].
-        shape: the Stribeck model (its Stribeck velocity) to fit.
-        protocol: ``min_velocity`` and ``low_velocity_band``.
+        shape: the Stribeck model to fit (its Stribeck velocity is used only when
+            ``protocol.stribeck_velocity_range`` is None; otherwise v_s is identified, `fit_stribeck_velocity`).
+        protocol: ``min_velocity``, ``low_velocity_band`` and ``stribeck_velocity_range``.
 
     Raises:
         EstimationError: too few moving samples, or motion in one direction only.
@@ -154,6 +159,8 @@ def fit_friction_phase(
         min_velocity=protocol.min_velocity,
     )
     cv_shape = FrictionShape(kind=FrictionKind.COULOMB_VISCOUS, smoothing_velocity=shape.smoothing_velocity)
+    if protocol.stribeck_velocity_range is not None:
+        shape = replace(shape, stribeck_velocity=fit_stribeck_velocity(fit, shape, protocol.stribeck_velocity_range))
     fits = {
         "coulomb_viscous": fit(shape=cv_shape),
         "stribeck": fit(shape=shape),
@@ -163,6 +170,35 @@ def fit_friction_phase(
     moving_qd = np.where(np.abs(qd) > protocol.min_velocity, qd, 0.0)
     rmse = {name: low_velocity_rmse(fit, moving_qd, target, protocol.low_velocity_band) for name, fit in fits.items()}
     return FrictionPhase(**fits, low_velocity_rmse=rmse)
+
+
+def fit_stribeck_velocity(
+    fit: Callable[..., FrictionFit], shape: FrictionShape, bounds: tuple[float, float], *, grid: int = 16
+) -> float:
+    """The Stribeck velocity v_s [rad/s] minimising the residual RMS of the Stribeck fit (eq. 29).
+
+    For a fixed v_s the model is linear in its parameters (Guedelha et al. 2021, eq. 26-31), so v_s
+    is found by an outer search: a log-spaced grid over ``bounds``, then a bounded scalar refinement
+    (in log v_s) between the grid neighbours of the best point.
+
+    Args:
+        fit: ``fit(shape=...) -> FrictionFit`` on the phase-1 data (`identify_friction` with the data bound).
+        shape: the Stribeck model (its own v_s is ignored).
+        bounds: (low, high) of v_s [rad/s], 0 < low < high.
+    """
+    low, high = bounds
+    if not 0.0 < low < high:
+        raise ConfigError(f"stribeck_velocity_range = {bounds!r}: expected 0 < low < high")
+
+    def cost(log_vs: float) -> float:
+        return fit(shape=replace(shape, stribeck_velocity=float(np.exp(log_vs)))).rmse
+
+    logs = np.linspace(np.log(low), np.log(high), grid)
+    costs = [cost(x) for x in logs]
+    k = int(np.argmin(costs))
+    lo, hi = logs[max(k - 1, 0)], logs[min(k + 1, grid - 1)]
+    best = scipy.optimize.minimize_scalar(cost, bounds=(lo, hi), method="bounded", options={"xatol": 1e-3})
+    return float(np.exp(best.x if best.fun <= costs[k] else logs[k]))
 
 
 def _fit_chain(

@@ -1,27 +1,33 @@
 """Guedelha et al. 2021 (Guedelha, Traversaro, Pucci): friction and motor parameters on iCub's coupled joints.
 
-What is reproduced, on the shipped ``icub_right_leg`` and ``icub_torso`` configs simulated at
-100 Hz with sensor noise (`motor_ident.sim.actuator`) and identified by Guedelha et al.'s two-phase
-procedure (`motor_ident.papers.guedelha.experiments`, `motor_ident.core.actuators.actuator_ident`):
+The shipped ``icub_right_leg`` and ``icub_torso`` configs simulated at 100 Hz with sensor noise
+(`motor_ident.sim.actuator`, motor chains: not rigid-body robots, so ``--engine`` does not apply)
+and identified by Guedelha et al.'s two-phase procedure (`motor_ident.papers.guedelha.protocol`,
+`motor_ident.core.actuators.actuator_ident`). The Stribeck velocity v_s is IDENTIFIED (outer
+search on the phase-1 residual, `fit_stribeck_velocity`), not handed to the fit.
 
-- Table 1: sigma_s+, sigma_s- and K_v of the six right-leg joints, identified at PWM = 0 while an
-  external actuator back-drives the joints (phase 1). The simulator's truth *is* Table 1 (the
-  config holds it), so the check is our recovery, within 5 %. K_v is printed in the paper's
-  N m s/deg and is the friction's viscous term plus the back-EMF (the stator is closed at PWM = 0).
-- Fig. 10 (knee): the Coulomb + viscous fit (paper K_c ~ 1 N m) puts K_c above the Stribeck fit's
-  (paper 0.85 N m) and misses the static friction near rest; ours shows the same ordering and a
-  lower Stribeck residual below 3 deg/s on every leg joint. Fig. 10 prints K_v ~ 0.30-0.31 N m s/deg
-  for the knee while Table 1 prints 0.69: the paper is inconsistent; we simulate Table 1.
-- K_pwm* (phase 2) of every leg joint and torso motor against the simulator's values (the paper
-  publishes none), within 2 %.
-- Sec. 3.4.2 on the torso: motor by motor (the other motors braked) and joint by joint (the other
-  joints held, torques attributed through T), with T exact and with every coupling ratio 5 % off.
-  Motor by motor is robust to the coupling error only when the moving motor's column of T is
-  measured from the motion itself (only one motor moves, so qd_joint = T_c qd_motor_c); with the
-  wrong nominal column it errs like joint by joint. Both rows are shown.
-- PWM feedforward (duty = (T' tau_joint - friction compensation - tau_0) / K_pwm*) with and without
-  friction compensation on the leg: joint torque tracking RMSE. The paper has no such number (its
-  controller did not compensate static or Coulomb friction yet, sec. 4.1.2).
+Rows (`motor_ident.papers.reproduction.row`):
+
+- recovery (REQUIRED): Table 1 sigma_s+, sigma_s-, K_v of the six leg joints within 5 % (the
+  simulator's truth IS Table 1, so these rows test our procedure, not the paper), the torso's
+  friction within 5 % (motor by motor, T exact), leg and torso K_pwm* within 2 % of the simulator's
+  (the paper publishes none), the identified v_s within 20 % of the simulated 1 deg/s. K_v is in
+  the paper's N m s/deg and includes the back-EMF (the stator is closed at PWM = 0).
+- paper (REQUIRED): Fig. 10 (knee) - the Coulomb + viscous K_c above the Stribeck K_c (paper 1.0
+  vs 0.85 N m); the Stribeck residual near rest below half the Coulomb + viscous one on every leg
+  joint (Coulomb + viscous "misses the static friction").
+- paper (reported, NOT reproduced): sec. 3.4.2's claim that identifying motor by motor (the other
+  motors braked) is less sensitive to bad coupling ratios than joint by joint. The paper's method
+  maps the joint torques to the moving motor with the NOMINAL column of T; with every ratio 5 % off
+  its worst K_pwm* error would have to be below 0.8 x the joint-wise one, and in our simulated
+  torso it is not (about 5.1 % for both: a wrong column scales the mapped torque by the same
+  ratio error either way). The row says so with its numbers; it does not fail the paper's run,
+  because what is required is what motor_ident claims to reproduce. Our extension (the moving
+  motor's column measured from the motion itself) removes the sensitivity and is a recovery row
+  beside it.
+- paper (reported): the Fig. 10 knee values (its K_v ~ 0.31 N m s/deg disagrees with Table 1's
+  0.69; we simulate Table 1); PWM feedforward torque tracking with and without friction
+  compensation (the paper's controller did not compensate friction yet, sec. 4.1.2).
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ from motor_ident.papers.guedelha.coupled import (
     worst_errors,
 )
 from motor_ident.papers.guedelha.protocol import ProtocolConfig, identify_uncoupled
-from motor_ident.papers.reproduction import ReproduceOptions, Reproduction
+from motor_ident.papers.reproduction import ReproduceOptions, Reproduction, row
 from motor_ident.sim.actuator import ActuatorSimConfig, plant_from_config
 
 TITLE = "Guedelha, Traversaro & Pucci 2021: iCub friction and motor parameters on coupled joints"
@@ -64,68 +70,159 @@ FRICTION_DURATION_S = 30.0
 PWM_DURATION_S = 15.0
 TRACKING_DURATION_S = 20.0
 COUPLING_ERROR = 0.05
+FRICTION_TOLERANCE = 0.05  # Table 1 recovery
+STRIBECK_VELOCITY_TOLERANCE = 0.20  # identified v_s against the simulated one
+STRIBECK_VELOCITY_RANGE: tuple[float, float] | None = (0.002, 0.5)  # [rad/s]; None: the simulator's v_s
+ROBUSTNESS_RATIO = 0.8  # "less sensitive": motor-wise error below this fraction of joint-wise
+ENGINE = "iCub motor chains (motor_ident.sim.actuator); not a rigid-body robot: --engine does not apply"
 
 
-def _row(name: str, paper: float | None, ours: float, truth: float | None = None) -> dict[str, Any]:
-    """A table row; ``error`` is ours against the truth (the paper's value where it is the truth)."""
-    reference = truth if truth is not None else paper
-    error = None if reference in (None, 0.0) else 100.0 * (ours / reference - 1.0)  # type: ignore[operator]
-    return {
-        "name": name,
-        "paper": {"value": paper},
-        "truth": {"value": truth},
-        "ours": {"value": float(ours), "error_pct": error},
-    }
+def _recovery(name: str, truth: float, ours: float, tolerance: float, *, required: bool = True) -> dict[str, Any]:
+    error = abs(ours / truth - 1.0)
+    return row(
+        name,
+        "recovery",
+        paper=truth,
+        ours=float(ours),
+        reproduced=bool(error < tolerance),
+        required=required,
+        criterion=f"|ours / truth - 1| = {100 * error:.1f} % (needs < {100 * tolerance:g} %)",
+    )
+
+
+def _leg_rows(leg_results: list[Any], leg_plant: Any, true_vs: float) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for result in leg_results:
+        sp, sn, kv = PAPER_TABLE1[result.motor]
+        st = result.stribeck
+        rows += [
+            _recovery(f"Table 1 {result.motor} sigma_s+ [N m]", sp, st.value("static_pos"), FRICTION_TOLERANCE),
+            _recovery(f"Table 1 {result.motor} sigma_s- [N m]", sn, st.value("static_neg"), FRICTION_TOLERANCE),
+            _recovery(f"Table 1 {result.motor} K_v [N m s/deg]", kv, st.value("fv") * DEG, FRICTION_TOLERANCE),
+            _recovery(
+                f"{result.motor} Stribeck velocity v_s [deg/s], identified",
+                true_vs / DEG,
+                st.shape.stribeck_velocity / DEG,
+                STRIBECK_VELOCITY_TOLERANCE,
+            ),
+        ]
+    for result, chain in zip(leg_results, leg_plant.chains, strict=True):
+        rows.append(_recovery(f"leg {result.motor} K_pwm* [N m]", chain.motor.k_pwm, result.motor_fit.k_pwm, 0.02))
+    knee = leg_results[leg_plant.transmission.motors.index("r_knee")]
+    cv, st = knee.coulomb_viscous, knee.stribeck
+    rows.append(
+        row(
+            "Fig. 10 knee: Coulomb+viscous K_c above the Stribeck K_c [N m]",
+            "paper",
+            paper=f"{PAPER_FIG10['cv_fc']} > {PAPER_FIG10['st_fc']}",
+            ours=f"{cv.value('fc'):.3f} > {st.value('fc'):.3f}",
+            reproduced=bool(cv.value("fc") > st.value("fc")),
+            required=True,
+            criterion="the ordering",
+        )
+    )
+    ratios = [r.low_velocity_rmse["stribeck"] / r.low_velocity_rmse["coulomb_viscous"] for r in leg_results]
+    rows.append(
+        row(
+            "near rest (|v| < 3 deg/s): Stribeck residual / Coulomb+viscous residual, worst leg joint",
+            "paper",
+            paper="C+V misses the static friction",
+            ours=max(ratios),
+            reproduced=bool(max(ratios) < 0.5),
+            required=True,
+            criterion="needs < 0.5 on every leg joint: " + ", ".join(f"{x:.2f}" for x in ratios),
+        )
+    )
+    for name, key, ours in (
+        ("Coulomb+viscous K_c [N m]", "cv_fc", cv.value("fc")),
+        ("Coulomb+viscous K_v [N m s/deg]", "cv_kv", cv.value("fv") * DEG),
+        ("Stribeck sigma_s+ [N m]", "st_sp", st.value("static_pos")),
+        ("Stribeck sigma_s- [N m]", "st_sn", st.value("static_neg")),
+        ("Stribeck K_c [N m]", "st_fc", st.value("fc")),
+        ("Stribeck K_v [N m s/deg]", "st_kv", st.value("fv") * DEG),
+    ):
+        rows.append(
+            row(
+                f"Fig. 10 knee {name}",
+                "paper",
+                paper=PAPER_FIG10[key],
+                ours=float(ours),
+                criterion="reported (Fig. 10's K_v disagrees with Table 1's 0.69; we simulate Table 1)"
+                if key.endswith("kv")
+                else "reported",
+            )
+        )
+    return rows
+
+
+def _torso_rows(worst: dict[str, tuple[float, float]], off: str) -> list[dict[str, Any]]:
+    exact = worst["motor-wise, T exact"]
+    measured = worst[f"motor-wise, column measured, {off}"]
+    nominal = worst[f"motor-wise, nominal column, {off}"]
+    joint_off = worst[f"joint-wise, {off}"]
+    rows = [
+        row(
+            f"sec. 3.4.2, {off}: motor by motor (paper's method, nominal column) vs joint by joint, worst K_pwm* "
+            "error [%]",
+            "paper",
+            paper="motor by motor less sensitive",
+            ours=f"{nominal[1]:.2f} vs {joint_off[1]:.2f}",
+            reproduced=bool(nominal[1] < ROBUSTNESS_RATIO * joint_off[1]),
+            required=False,  # not reproduced in our simulation: reported (module docstring)
+            criterion=f"needs motor-wise < {ROBUSTNESS_RATIO} x joint-wise (friction: {nominal[0]:.2f} vs "
+            f"{joint_off[0]:.2f} %)",
+        ),
+        row(
+            "torso motor-wise, T exact: worst friction / K_pwm* error [%]",
+            "recovery",
+            paper=0.0,
+            ours=f"{exact[0]:.2f} / {exact[1]:.2f}",
+            reproduced=bool(exact[0] < 100 * FRICTION_TOLERANCE and exact[1] < 2.0),
+            required=True,
+            criterion=f"needs < {100 * FRICTION_TOLERANCE:g} % / < 2 %",
+        ),
+        row(
+            f"torso motor-wise, column measured (our extension), {off}: worst friction / K_pwm* error [%]",
+            "recovery",
+            paper=0.0,
+            ours=f"{measured[0]:.2f} / {measured[1]:.2f}",
+            reproduced=bool(measured[0] < 100 * FRICTION_TOLERANCE and measured[1] < 2.0),
+            criterion=f"needs < {100 * FRICTION_TOLERANCE:g} % / < 2 % (reported: not the paper's method)",
+        ),
+    ]
+    for label, (friction, gain) in worst.items():
+        if label.startswith("joint-wise") or "nominal" in label:
+            rows.append(
+                row(
+                    f"torso {label}: worst friction / K_pwm* error [%]",
+                    "recovery",
+                    paper=0.0,
+                    ours=f"{friction:.2f} / {gain:.2f}",
+                    criterion="reported",
+                )
+            )
+    return rows
 
 
 def reproduce(options: ReproduceOptions) -> Reproduction:
     """Identify the simulated leg and torso as Guedelha et al. 2021 does and compare with the paper and the truth."""
     progress = options.progress or (lambda stage, done, total: None)
     protocol = ProtocolConfig(
-        friction_duration=FRICTION_DURATION_S, pwm_duration=PWM_DURATION_S, sim=ActuatorSimConfig(seed=options.seed)
+        friction_duration=FRICTION_DURATION_S,
+        pwm_duration=PWM_DURATION_S,
+        stribeck_velocity_range=STRIBECK_VELOCITY_RANGE,
+        sim=ActuatorSimConfig(seed=options.seed),
     )
-    rows: list[dict[str, Any]] = []
-    checks: dict[str, bool] = {}
     stages = 4
 
     # ---- right leg: Table 1 and Fig. 10 --------------------------------------------------------------
     progress("Guedelha et al. 2021", 0, stages)
     leg = load_robot_config("icub_right_leg")
     leg_plant = plant_from_config(leg)
-    leg_results = identify_uncoupled(leg_plant, leg.joint_parameters[0].friction, protocol)
-    for result in leg_results:
-        sp, sn, kv = PAPER_TABLE1[result.motor]
-        st = result.stribeck
-        rows += [
-            _row(f"Table 1 {result.motor} sigma_s+ [N m]", sp, st.value("static_pos")),
-            _row(f"Table 1 {result.motor} sigma_s- [N m]", sn, st.value("static_neg")),
-            _row(f"Table 1 {result.motor} K_v [N m s/deg]", kv, st.value("fv") * DEG),
-        ]
-    for result, chain in zip(leg_results, leg_plant.chains, strict=True):
-        rows.append(_row(f"leg {result.motor} K_pwm* [N m]", None, result.motor_fit.k_pwm, chain.motor.k_pwm))
+    true_shape = leg.joint_parameters[0].friction
+    leg_results = identify_uncoupled(leg_plant, true_shape, protocol)
+    rows = _leg_rows(leg_results, leg_plant, true_shape.stribeck_velocity)
     leg_friction, leg_gain = (100.0 * e for e in worst_errors(leg_results, leg_plant))  # [%]
-    checks["Table 1 sigma_s+, sigma_s-, K_v within 5 % on every leg joint"] = leg_friction < 5.0
-    checks["leg K_pwm* within 2 % of the simulator's"] = leg_gain < 2.0
-
-    knee = leg_results[leg_plant.transmission.motors.index("r_knee")]
-    cv, st = knee.coulomb_viscous, knee.stribeck
-    rows += [
-        _row("Fig. 10 knee Coulomb+viscous K_c [N m]", PAPER_FIG10["cv_fc"], cv.value("fc")),
-        _row("Fig. 10 knee Coulomb+viscous K_v [N m s/deg]", PAPER_FIG10["cv_kv"], cv.value("fv") * DEG),
-        _row("Fig. 10 knee Stribeck sigma_s+ [N m]", PAPER_FIG10["st_sp"], st.value("static_pos")),
-        _row("Fig. 10 knee Stribeck sigma_s- [N m]", PAPER_FIG10["st_sn"], st.value("static_neg")),
-        _row("Fig. 10 knee Stribeck K_c [N m]", PAPER_FIG10["st_fc"], st.value("fc")),
-        _row("Fig. 10 knee Stribeck K_v [N m s/deg]", PAPER_FIG10["st_kv"], st.value("fv") * DEG),
-        _row("knee cond(X'X), Stribeck phase 1", None, st.condition_number),
-        _row("knee cond(X'X), phase 2 [1, PWM]", None, knee.motor_fit.condition_number),
-    ]
-    for model in ("coulomb_viscous", "stribeck", "stribeck_zero_slope"):
-        worst_rmse = max(r.low_velocity_rmse[model] for r in leg_results)
-        rows.append(_row(f"leg worst residual RMS |v| < 3 deg/s, {model} [N m]", None, worst_rmse))
-    checks["knee: Coulomb+viscous K_c above the Stribeck K_c (Fig. 10)"] = cv.value("fc") > st.value("fc")
-    checks["Stribeck residual below half the Coulomb+viscous one near rest on every leg joint"] = all(
-        r.low_velocity_rmse["stribeck"] < 0.5 * r.low_velocity_rmse["coulomb_viscous"] for r in leg_results
-    )
 
     # ---- torso: motor-wise vs joint-wise, exact and wrong coupling -----------------------------------
     progress("Guedelha et al. 2021", 1, stages)
@@ -147,24 +244,18 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
     }
     worst: dict[str, tuple[float, float]] = {}
     for label, results in variants.items():
-        for result, chain in zip(results, torso_plant.chains, strict=True):
-            rows.append(
-                _row(f"torso {label}: {result.motor} K_pwm* [N m]", None, result.motor_fit.k_pwm, chain.motor.k_pwm)
-            )
         friction, gain = worst_errors(results, torso_plant)
         worst[label] = (100.0 * friction, 100.0 * gain)  # [%]
-        rows.append(_row(f"torso {label}: worst sigma_s+/sigma_s-/K_v error [%]", None, worst[label][0]))
-        rows.append(_row(f"torso {label}: worst K_pwm* error [%]", None, worst[label][1]))
-    exact = variants["motor-wise, T exact"]
-    for result in exact:
-        rows.append(_row(f"torso {result.motor} cond(X'X), Stribeck phase 1", None, result.stribeck.condition_number))
-    checks["torso motor-wise: friction within 5 %, K_pwm* within 2 %"] = (
-        worst["motor-wise, T exact"][0] < 5.0 and worst["motor-wise, T exact"][1] < 2.0
-    )
-    measured, joint_off = worst[f"motor-wise, column measured, {off}"], worst[f"joint-wise, {off}"]
-    checks[f"{off}: motor-wise (column measured) within 5 % / 2 %, joint-wise K_pwm* off by > 3 %"] = (
-        measured[0] < 5.0 and measured[1] < 2.0 and joint_off[1] > 3.0
-    )
+    for result, chain in zip(variants["motor-wise, T exact"], torso_plant.chains, strict=True):
+        rows.append(
+            _recovery(
+                f"torso {result.motor} K_pwm* [N m], motor-wise, T exact",
+                chain.motor.k_pwm,
+                result.motor_fit.k_pwm,
+                0.02,
+            )
+        )
+    rows += _torso_rows(worst, off)
 
     # ---- PWM feedforward on the leg ------------------------------------------------------------------
     progress("Guedelha et al. 2021", 3, stages)
@@ -173,13 +264,13 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
     )
     tracking = {compensate: rmse for compensate, (rmse, _) in runs.items()}
     rows.append(
-        _row("leg torque tracking RMSE, PWM feedforward without friction compensation [N m]", None, tracking[False])
-    )
-    rows.append(
-        _row("leg torque tracking RMSE, PWM feedforward with friction compensation [N m]", None, tracking[True])
-    )
-    checks["friction compensation cuts the joint torque tracking error at least 3x"] = (
-        tracking[True] * 3.0 < tracking[False]
+        row(
+            "leg torque tracking RMSE [N m], PWM feedforward without -> with friction compensation",
+            "paper",
+            paper="(no number: friction not compensated yet, sec. 4.1.2)",
+            ours=f"{tracking[False]:.3f} -> {tracking[True]:.3f}",
+            criterion="reported",
+        )
     )
     progress("Guedelha et al. 2021", 4, stages)
 
@@ -187,25 +278,25 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
         paper="guedelha",
         title=TITLE,
         rows=rows,
-        checks={name: bool(ok) for name, ok in checks.items()},
-        columns=[
-            ("paper", "paper.value"),
-            ("sim truth", "truth.value"),
-            ("ours", "ours.value"),
-            ("ours vs truth [%]", "ours.error_pct"),
-        ],
+        columns=[("paper (recovery: sim truth)", "paper.value"), ("ours", "ours.value")],
+        engine=ENGINE,
         notes=[
             "Simulated iCub right leg (Table 1 friction) and torso (3 motors through a differential), 100 Hz, "
             "torque noise 0.05 N m, encoder quantisation, velocity and acceleration noise.",
-            "Table 1 rows: the paper's identified values are the simulator's truth, so the error column is ours "
-            "against Table 1. Fig. 10 prints K_v ~ 0.31 N m s/deg for the knee, Table 1 0.69: we simulate Table 1.",
-            "K_pwm*: the paper publishes none; ours against the simulator's value.",
-            "Motor-wise identification resists a coupling error when the moving motor's column of T is measured "
-            "from the motion; with the wrong nominal column it errs like joint-wise.",
+            "Table 1 rows are recovery rows: the simulator's truth is Table 1.",
+            "The Stribeck velocity is "
+            + (
+                "given (the simulator's)"
+                if STRIBECK_VELOCITY_RANGE is None
+                else f"identified in [{STRIBECK_VELOCITY_RANGE[0]:g}, {STRIBECK_VELOCITY_RANGE[1]:g}] rad/s, not given"
+            )
+            + ".",
         ],
         extra={
+            "engine_requested": options.engine,
             "leg_worst_friction_error_pct": leg_friction,
             "leg_worst_kpwm_error_pct": leg_gain,
+            "stribeck_velocity_deg_s": {r.motor: r.stribeck.shape.stribeck_velocity / DEG for r in leg_results},
             "torso_worst_errors_pct": {k: {"friction": v[0], "k_pwm": v[1]} for k, v in worst.items()},
             "tracking_rmse_without_compensation": tracking[False],
             "tracking_rmse_with_compensation": tracking[True],

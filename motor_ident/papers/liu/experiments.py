@@ -57,9 +57,19 @@ def liu_friction_shape(threshold: float = LIU_FRICTION_THRESHOLD) -> FrictionSha
     return FrictionShape(kind=FrictionKind.DIRECTIONAL, direction_threshold=threshold, direction_eps=LIU_FRICTION_EPS)
 
 
-def liu_friction_truth() -> list[FloatArray]:
-    """True directional friction parameters per joint, in ``liu_friction_shape().names`` order."""
-    return [np.array([kc, kc, kv1, kv2, kv3, kv1, -kv2, kv3]) for kc, kv1, kv2, kv3 in _FRICTION]
+def liu_friction_truth(asymmetry: float = 0.0) -> list[FloatArray]:
+    """True directional friction parameters per joint, in ``liu_friction_shape().names`` order.
+
+    Args:
+        asymmetry: a in [0, 1): Coulomb level kc (1 + a) moving forward and kc (1 - a) backward
+            (kc1 != kc2 of Liu et al. 2023, eq. 9); 0 = symmetric.
+    """
+    if not 0.0 <= asymmetry < 1.0:
+        raise ConfigError(f"asymmetry = {asymmetry!r}: expected 0 <= a < 1")
+    return [
+        np.array([kc * (1.0 + asymmetry), kc * (1.0 - asymmetry), kv1, kv2, kv3, kv1, -kv2, kv3])
+        for kc, kv1, kv2, kv3 in _FRICTION
+    ]
 
 
 @dataclass(frozen=True)
@@ -71,13 +81,14 @@ class ArmSetup:
     rate_hz: float
     torque_noise_std: float
     encoders: EncoderConfig
+    asymmetry: float = 0.0
 
     def arm(self, q0: ArrayLike, seed: int = 0) -> ElasticArm:
         """A fresh elastic arm settled at ``q0``."""
         config = load_robot_config(ROBOT)
         elastic = load_elastic_joints(config.source, config.joints)  # type: ignore[arg-type]
         shape = liu_friction_shape()
-        truth = liu_friction_truth()
+        truth = liu_friction_truth(self.asymmetry)
 
         theta = np.stack(truth)  # (n, 8): every joint has the same shape
 
@@ -97,8 +108,8 @@ class ArmSetup:
         )
 
 
-def arm_setup(*, rate_hz: float = 200.0, torque_noise_std: float = 0.02) -> ArmSetup:
-    """The elastic_arm6 setup used by Liu et al.'s reproduction and tests."""
+def arm_setup(*, rate_hz: float = 200.0, torque_noise_std: float = 0.02, asymmetry: float = 0.0) -> ArmSetup:
+    """The elastic_arm6 setup used by Liu et al.'s reproduction and tests (``asymmetry``: `liu_friction_truth`)."""
     config = load_robot_config(ROBOT)
     elastic = load_elastic_joints(config.source, config.joints)  # type: ignore[arg-type]
     return ArmSetup(
@@ -107,6 +118,7 @@ def arm_setup(*, rate_hz: float = 200.0, torque_noise_std: float = 0.02) -> ArmS
         rate_hz=rate_hz,
         torque_noise_std=torque_noise_std,
         encoders=EncoderConfig(),
+        asymmetry=asymmetry,
     )
 
 

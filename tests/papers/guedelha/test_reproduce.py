@@ -12,21 +12,26 @@ from motor_ident.papers.guedelha import reproduce as guedelha
 
 
 def test_reproduce_guedelha(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
-    """Table 1 recovered, Stribeck beats Coulomb+viscous, motor-wise resists a 5 % coupling error."""
+    """Rows carry kind and verdict; v_s is identified; the paper's nominal-column robustness claim is checked."""
     monkeypatch.setattr(guedelha, "FRICTION_DURATION_S", 8.0)
     monkeypatch.setattr(guedelha, "PWM_DURATION_S", 5.0)
     monkeypatch.setattr(guedelha, "TRACKING_DURATION_S", 5.0)
     out = tmp_path / "guedelha.json"
-    assert main(["reproduce", "guedelha", "--seed", "3", "--json", str(out)]) == 0
+    code = main(["reproduce", "guedelha", "--seed", "3", "--json", str(out)])
     result = json.loads(out.read_text())
-    assert result["passed"], result["checks"]
+    assert code == (0 if result["passed"] else 1)
     rows = {row["name"]: row for row in result["rows"]}
-    knee = rows["Table 1 r_knee sigma_s- [N m]"]
-    assert knee["paper"]["value"] == 1.95 and abs(knee["ours"]["error_pct"]) < 5.0
-    assert rows["Table 1 r_hip_pitch K_v [N m s/deg]"]["paper"]["value"] == 1.16
+    knee = rows["Table 1 r_knee K_v [N m s/deg]"]
+    assert knee["kind"] == "recovery" and knee["paper"]["value"] == 0.69 and knee["reproduced"]
     assert result["leg_worst_kpwm_error_pct"] < 2.0
+    vs = result["stribeck_velocity_deg_s"]  # identified, not given (truth 1 deg/s)
+    assert len(vs) == 6 and all(0.1 < v < 30.0 for v in vs.values())
+    claim = next(r for r in result["rows"] if r["name"].startswith("sec. 3.4.2"))
+    assert claim["kind"] == "paper" and not claim["required"]  # reported: not reproduced in our simulation
     torso = result["torso_worst_errors_pct"]
-    assert torso["joint-wise, T 5 % off"]["k_pwm"] > 3.0 > torso["motor-wise, column measured, T 5 % off"]["k_pwm"]
+    # the paper's nominal-column method errs like joint by joint on a 5 % coupling error: not reproduced
+    nominal, joint = torso["motor-wise, nominal column, T 5 % off"], torso["joint-wise, T 5 % off"]
+    assert claim["reproduced"] is (nominal["k_pwm"] < 0.8 * joint["k_pwm"])
     assert result["tracking_rmse_with_compensation"] * 3.0 < result["tracking_rmse_without_compensation"]
     printed = capsys.readouterr().out
-    assert "Table 1 r_knee sigma_s+" in printed and "sim truth" in printed
+    assert "Recovery: our simulated plant's truth" in printed and "NOT reproduced" in printed
