@@ -133,7 +133,6 @@ def identify(
     base = structural_base_parameters(regressor) if base is None else base
     if n_train * n < 2 * base.n_base:
         raise DataError(f"{n_train} training samples are too few for {base.n_base} base parameters")
-    theta_ref = np.zeros(regressor.n_parameters) if theta_nominal is None else np.asarray(theta_nominal, dtype=float)
     train = RegressionStatistics(n, base.n_base)
     heldout_stats = RegressionStatistics(n, base.n_base)
     buffer = np.zeros((min(chunk_size, N), n, regressor.n_parameters))
@@ -149,6 +148,37 @@ def identify(
             heldout_stats.add(Y[split:], tau[start + split : stop])
         if progress is not None:
             progress(stop / N)
+    return fit_statistics(
+        regressor,
+        base,
+        train,
+        heldout_stats if n_heldout else None,
+        method=method,
+        theta_nominal=theta_nominal,
+        alpha=alpha,
+        check_consistency=check_consistency,
+    )
+
+
+def fit_statistics(
+    regressor: Regressor,
+    base: BaseParameters,
+    train: RegressionStatistics,
+    heldout: RegressionStatistics | None = None,
+    *,
+    method: Method | str = Method.WLS,
+    theta_nominal: ArrayLike | None = None,
+    alpha: float = 0.9,
+    check_consistency: bool = False,
+) -> Identification:
+    """The estimate of `identify` from sufficient statistics of the base regressor.
+
+    `identify` accumulates them from arrays; statistics of several chunks of a recording, merged
+    with `RegressionStatistics.merge`, give the same estimate as the whole recording. Arguments as
+    in `identify`; ``heldout``: statistics of held-out samples, or None.
+    """
+    method = Method(method)
+    theta_ref = np.zeros(regressor.n_parameters) if theta_nominal is None else np.asarray(theta_nominal, dtype=float)
     if method is Method.OLS:
         fit = train.ols()
     elif method is Method.WLS:
@@ -176,8 +206,8 @@ def identify(
         base=base,
         theta=base.to_full(fit.theta, theta_ref),
         names=regressor.names,
-        heldout=heldout_stats.metrics(fit.theta) if n_heldout else None,
-        n_train=n_train,
-        n_heldout=n_heldout,
+        heldout=heldout.metrics(fit.theta) if heldout is not None else None,
+        n_train=int(round(train.count)),
+        n_heldout=int(round(heldout.count)) if heldout is not None else 0,
         consistency=consistency,
     )
