@@ -6,7 +6,9 @@
   re-solve vs the incremental sliding window;
 - feedforward through DDS at 1 kHz: state-to-command latency p50 / p99, missed cycles, CPU share,
   with the stand-in robot in the same process and in its own; in its own, with each executor a node
-  process can spin (`motor_ident.ros.common.NODE_EXECUTOR` is the one `run_node` uses);
+  process can spin (`motor_ident.ros.common.NODE_EXECUTOR` is the one `run_node` uses); beside each
+  layout the floor, a bare rclpy echo node with the same messages and QoS measured in the same run,
+  and the feedforward's p99 as a multiple of the echo's;
 - offline identification throughput on a 10-minute 1 kHz record, as a multiple of real time;
 - resident memory at the start and end of a simulated closed-loop run;
 - with ``--processes``: a lockstep scenario run with every node in its own process (the layout on a
@@ -229,18 +231,31 @@ def bench_memory(seconds: float) -> dict[str, Any]:
 
 
 def bench_feedforward(
-    seconds: float, *, same_process: bool = True, executor: ExecutorKind | None = None
+    seconds: float, *, same_process: bool = True, executor: ExecutorKind | None = None, node: str = "feedforward"
 ) -> dict[str, Any]:
     """State-to-command latency of the feedforward node through DDS at 1 kHz.
 
     ``same_process``: the stand-in robot shares the node's process and executor (the JSON keys
     ``ff_*``); otherwise it runs in its own process as a hardware interface would (``ff_separate``).
-    ``executor``: what spins the feedforward node (default: `run_node`'s).
+    ``executor``: what spins the feedforward node (default: `run_node`'s). ``node="echo"``: the
+    bare echo node instead (the floor; keys ``echo_*``).
     """
     from motor_ident.ros.common import NODE_EXECUTOR
     from motor_ident.ros.latency import measure_feedforward_latency
 
-    return measure_feedforward_latency(seconds, same_process=same_process, executor=executor or NODE_EXECUTOR)
+    return measure_feedforward_latency(
+        seconds,
+        same_process=same_process,
+        executor=executor or NODE_EXECUTOR,
+        node="echo" if node == "echo" else "feedforward",
+    )
+
+
+def floor_ratio(ff: dict[str, Any], echo: dict[str, Any]) -> float:
+    """The feedforward's p99 latency over the echo's (NaN when either is missing)."""
+    if not (np.isfinite(ff["latency_p99_ms"]) and np.isfinite(echo["latency_p99_ms"]) and echo["latency_p99_ms"] > 0):
+        return float("nan")
+    return float(ff["latency_p99_ms"] / echo["latency_p99_ms"])
 
 
 def bench_layouts(seconds: float) -> dict[str, Any]:
@@ -273,9 +288,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from motor_ident.ros.common import NODE_EXECUTOR, limit_blas_threads
+    from motor_ident.ros.common import NODE_EXECUTOR
 
-    limit_blas_threads()  # as in every node process: the figures are of that configuration
     console = Console()
     quick = args.quick
     other_executor: ExecutorKind = "single_threaded" if NODE_EXECUTOR == "events" else "events"
@@ -288,10 +302,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
         results["consistency"] = bench_consistency(10 if quick else 30)
     with console.status("offline identification throughput ..."):
         results["batch"] = bench_batch(60.0 if quick else 600.0)
+    ff_seconds = 5.0 if quick else args.ff_seconds
+    with console.status("echo floor through DDS ..."):
+        results["echo"] = bench_feedforward(ff_seconds, node="echo")
     with console.status("feedforward latency through DDS ..."):
-        results["feedforward"] = bench_feedforward(5.0 if quick else args.ff_seconds)
+        results["feedforward"] = bench_feedforward(ff_seconds)
+    with console.status("echo floor, robot in its own process ..."):
+        results["echo_separate"] = bench_feedforward(ff_seconds, same_process=False, node="echo")
     with console.status("feedforward latency, robot in its own process ..."):
-        results["feedforward_separate"] = bench_feedforward(5.0 if quick else args.ff_seconds, same_process=False)
+        results["feedforward_separate"] = bench_feedforward(ff_seconds, same_process=False)
     with console.status(f"feedforward latency, robot in its own process, {other_executor} executor ..."):
         results["feedforward_separate_other"] = bench_feedforward(
             5.0 if quick else args.ff_seconds, same_process=False, executor=other_executor
@@ -323,6 +342,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         f"SDP {c['sdp_ms']:.1f} ms (p95 {c['sdp_p95_ms']:.1f}), O(b) test {c['fast_us']:.0f} us",
         "< refit period (100 ms at 10 Hz)",
     )
+    floors = {"feedforward": "echo", "feedforward_separate": "echo_separate"}
     for key, where in (
         ("feedforward", f"robot in the same process, {NODE_EXECUTOR}"),
         ("feedforward_separate", f"robot in its own process, {NODE_EXECUTOR}"),
@@ -337,6 +357,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
         table.add_row(
             "  missed cycles / CPU", f"{ff['missed_cycles']} of {ff['cycles']}, CPU {100 * ff['cpu_share']:.0f} %", "0"
         )
+        if key in floors:  # the floor measured in the same layout, and the ratio
+            echo = results[floors[key]]
+            table.add_row(
+                "  echo floor (bare rclpy node)",
+                f"p50 {echo['latency_p50_ms']:.3f} ms, p99 {echo['latency_p99_ms']:.3f} ms, "
+                f"missed {echo['missed_cycles']} of {echo['cycles']}",
+                "-",
+            )
+            table.add_row(
+                "  feedforward / echo",
+                f"p99 x {floor_ratio(ff, echo):.2f}, missed {ff['missed_cycles']} vs {echo['missed_cycles']}",
+                "p99 <= 1.3 x, missed <= echo's",
+            )
     ff = results["feedforward"]
     b = results["batch"]
     table.add_row(
@@ -368,6 +401,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "ff_cpu_share": ff["cpu_share"],
         "ff_separate_latency_p99_ms": results["feedforward_separate"]["latency_p99_ms"],
         "ff_separate_missed_cycles": results["feedforward_separate"]["missed_cycles"],
+        "echo_latency_p50_ms": results["echo"]["latency_p50_ms"],
+        "echo_latency_p99_ms": results["echo"]["latency_p99_ms"],
+        "echo_missed_cycles": results["echo"]["missed_cycles"],
+        "ff_over_echo_p99": floor_ratio(ff, results["echo"]),
+        "echo_latency_p50_ms_separate": results["echo_separate"]["latency_p50_ms"],
+        "echo_latency_p99_ms_separate": results["echo_separate"]["latency_p99_ms"],
+        "echo_missed_cycles_separate": results["echo_separate"]["missed_cycles"],
+        "ff_over_echo_p99_separate": floor_ratio(results["feedforward_separate"], results["echo_separate"]),
         "ff_executor": NODE_EXECUTOR,
         **{
             f"ff_separate_{run['executor']}_{key}": run[key]

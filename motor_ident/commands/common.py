@@ -8,6 +8,9 @@ from typing import Any
 
 import numpy as np
 
+# for cli.py, which imports only commands: every motor-ident command runs with one BLAS thread
+from motor_ident.core.threads import limit_blas_threads as limit_blas_threads
+
 
 def write_json(path: str | None, payload: dict[str, Any]) -> None:
     """Write ``payload`` as JSON to ``path`` atomically (nothing when ``path`` is empty)."""

@@ -1,16 +1,29 @@
 """``feedforward``: computed-torque feedforward with friction compensation for ros2_control.
 
-On every ``joint_states`` sample it computes ``tau = Y_base(q, qd, qdd_cmd) theta_base`` (seed
-001 eq. 109, with optional PD terms in qdd_cmd) using the model the identifier's gate made active
-(``identifier/active_parameters``; the robot config's nominal model until that arrives),
-switching to each new model over a short blend (`ModelBlend`: no joint's torque moves faster
-than ``blend_rate`` because of the switch), saturates it and publishes it on
-``effort_controller/commands`` (std_msgs/Float64MultiArray for a ros2_controllers forward
-command controller). The reference comes on ``~/reference``
-(trajectory_msgs/JointTrajectory, linearly interpolated).
+The reference comes on ``~/reference`` (trajectory_msgs/JointTrajectory, linearly interpolated).
+The model is the one the identifier's gate made active, as full physically consistent parameters
+(``identifier/active_full_parameters``; the robot config's nominal model until that arrives);
+torque is ``RNEA(q, qd, qdd_cmd; theta) + tau_friction(qd; theta)`` (Kolathaya et al. 2016,
+eq. 109, with optional PD terms in qdd_cmd; `RneaComputedTorque`), switching to each new model
+over a short blend (`ModelBlend`: no joint's torque moves faster than ``blend_rate`` because of
+the switch). Two outputs (``output``):
 
-Watchdog: when joint states stop for ``state_timeout`` (wall time) or the reference does not cover
-the current time, the output is the safe one (``safe_mode``: zero torque or gravity only) and
+- ``forward_command``: on every ``joint_states`` sample, the saturated torque on
+  ``effort_controller/commands`` (std_msgs/Float64MultiArray for a ros2_controllers forward
+  command controller, e.g. effort_controllers/JointGroupEffortController): the 1 kHz loop runs
+  through this node. The message is preallocated; ``~/tracking_error`` goes out every
+  `TRACKING_ERROR_EVERY`-th command, after the command.
+- ``joint_trajectory``: every ``1 / trajectory_rate`` s, the reference from now to
+  ``trajectory_horizon`` ahead as trajectory_msgs/JointTrajectory points every
+  ``trajectory_spacing`` (positions, velocities, accelerations and the model's torque at that
+  reference state as ``effort``) on ``joint_trajectory_controller/joint_trajectory``, joints in
+  ``controller_joints`` order, for a joint_trajectory_controller with an ``effort`` command
+  interface: its PID closes the loop at the controller manager's rate and adds the efforts as
+  feedforward. No joint_states subscription: nothing here runs at 1 kHz. Without a reference
+  covering now nothing is sent (the controller holds its last goal).
+
+Watchdog (forward_command): when joint states stop for ``state_timeout`` (wall time) or the
+reference does not cover the current time, the output is the safe one (``safe_mode``: zero torque or gravity only) and
 /diagnostics says why.
 
 Only states that continue the robot's clock are answered (`motor_ident.ros.conversions`): a
@@ -26,20 +39,17 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
-from trajectory_msgs.msg import JointTrajectory
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from motor_ident.core.control.computed_torque import (
-    ComputedTorque,
-    FeedforwardConfig,
-    ModelBlend,
-    ReferenceBuffer,
-    saturate,
-)
+from motor_ident.core.control.computed_torque import FeedforwardConfig, ModelBlend, ReferenceBuffer, saturate
+from motor_ident.core.control.model_torque import RneaComputedTorque, trajectory_points
 from motor_ident.core.estimation.identification import structural_base_parameters
+from motor_ident.errors import ConfigError, ModelError
 from motor_ident.ros.common import COMMAND_QOS, LATCHED_QOS, STATE_QOS, load_robot, run_node
 from motor_ident.ros.conversions import (
     OK,
@@ -51,6 +61,7 @@ from motor_ident.ros.conversions import (
     make_array,
     make_status,
     publisher_warning,
+    seconds_to_stamp,
     stamp_order,
     stamp_to_seconds,
 )
@@ -58,9 +69,13 @@ from motor_ident.ros.parameters import declare_settings
 from motor_ident.scenario.nodes import FeedforwardSettings
 from motor_ident.schema import per_joint
 
+TRACKING_ERROR_EVERY = 10
+"""``~/tracking_error`` goes out with every 10th command (100 Hz at 1 kHz states): enough to plot,
+and nine in ten cycles publish only the command."""
+
 
 class FeedforwardNode(Node):
-    """Adapter between `ComputedTorque` and ROS."""
+    """Adapter between `RneaComputedTorque` and ROS."""
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("feedforward", **kwargs)  # type: ignore[arg-type]
@@ -74,8 +89,10 @@ class FeedforwardNode(Node):
         self.state_timeout = settings.state_timeout
         self.stamps = stamp_order(settings.stamps)
         self.base = structural_base_parameters(regressor)
-        self.law = ComputedTorque(regressor, self.base, self._feedforward_config(settings))
-        self.blend = ModelBlend(self.base.to_base(config.nominal_parameters(regressor)), rate=settings.blend_rate)
+        self.theta_nominal = config.nominal_parameters(regressor)
+        self.law = RneaComputedTorque(
+            regressor, self._feedforward_config(settings), self.theta_nominal, settings.blend_rate
+        )
         self.model_source = "robot config nominal"
         self.joints = config.joints
         self.index = JointIndex(config.joints)
@@ -89,15 +106,25 @@ class FeedforwardNode(Node):
         self.nonfinite_commands = 0
         self.drops = DropCounter("joint_states sample", self.get_logger())
         self.tracking_error = np.zeros(n)
+        self.command_msg = Float64MultiArray()  # reused: one message object for every command
 
-        self.cmd_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands", COMMAND_QOS)
         self.error_pub = self.create_publisher(Float64MultiArray, "~/tracking_error", 10)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.create_subscription(Float64MultiArray, settings.parameters_topic, self._on_parameters, LATCHED_QOS)
-        self.state_sub = self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
         self.create_subscription(JointTrajectory, "~/reference", self._on_reference, 10)
-        self.create_timer(self.state_timeout / 2.0, self._watchdog)
+        self.state_sub = None
+        if settings.output == "joint_trajectory":
+            self._start_trajectory_output(settings)
+        else:
+            self.cmd_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands", COMMAND_QOS)
+            self.state_sub = self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
+            self.create_timer(self.state_timeout / 2.0, self._watchdog)
         self.create_timer(settings.diagnostics_period, self._diagnostics)
+
+    @property
+    def blend(self) -> ModelBlend:
+        """The model switch in progress (parameters in use: ``blend.theta``, full, (p,))."""
+        return self.law.blend
 
     def _feedforward_config(self, settings: FeedforwardSettings) -> FeedforwardConfig:
         """The control law's gains and limits from ``settings``, per joint (URDF effort limits unless set).
@@ -121,18 +148,29 @@ class FeedforwardNode(Node):
         """Live settings changed: the next command uses the new gains, limits and blend rate."""
         self.settings = settings
         self.law.config = self._feedforward_config(settings)
-        self.blend.rate = settings.blend_rate
+        self.law.blend.rate = settings.blend_rate
         self.get_logger().info(
             f"now kp {settings.kp}, kd {settings.kd}, effort_limit {settings.effort_limit or 'URDF'}, "
             f"rate_limit {settings.rate_limit}, safe_mode {settings.safe_mode}, blend_rate {settings.blend_rate:g}"
         )
 
     def _on_parameters(self, msg: Float64MultiArray) -> None:
-        values, reason = array_values(msg, self.base.n_base)
+        """A new model: full parameters (p,), or base ones (r,) completed with the nominal dependents."""
+        n_full, n_base = self.law.regressor.n_parameters, self.base.n_base
+        values, reason = array_values(msg, n_base if len(msg.data) == n_base else n_full)
         if values is None:
-            self.get_logger().error(f"model parameters ignored: {reason}", throttle_duration_sec=5.0)
+            self.get_logger().error(
+                f"model parameters ignored: {reason} ({n_full} full or {n_base} base parameters)",
+                throttle_duration_sec=5.0,
+            )
             return
-        self.blend.set_target(values)
+        if values.size == n_base and n_base != n_full:
+            values = self.base.to_full(values, self.theta_nominal)  # same torques (P theta = values)
+        try:
+            self.law.set_target(values)
+        except ModelError as exc:
+            self.get_logger().error(f"model parameters ignored: {exc}", throttle_duration_sec=5.0)
+            return
         self.model_source = "identifier"
 
     def _on_reference(self, msg: JointTrajectory) -> None:
@@ -194,22 +232,81 @@ class FeedforwardNode(Node):
             return
         self.mode = f"tracking ({self.model_source} model)"
         q_ref, qd_ref, qdd_ref = ref
-        rows = self.law.command_rows(q, qd, q_ref, qd_ref, qdd_ref)
-        self._send(rows @ self.blend.step(rows, dt), dt)
-        self.tracking_error = q_ref - q  # monitoring after the command: off the latency path
-        self.error_pub.publish(make_array(self.tracking_error))
+        self._send(self.law.command(q, qd, q_ref, qd_ref, qdd_ref, dt), dt)
+        if self.commands_published % TRACKING_ERROR_EVERY == 0:  # monitoring after the command
+            np.subtract(q_ref, q, out=self.tracking_error)
+            self.error_pub.publish(make_array(self.tracking_error))
 
     def _safe(self, q: np.ndarray) -> np.ndarray:
         if self.law.config.safe_mode == "gravity":
-            return self.law.gravity(q, self.blend.theta)
+            return self.law.gravity(q)
         return np.zeros_like(q)
 
     def _send(self, tau: np.ndarray, dt: float) -> None:
-        if not np.all(np.isfinite(tau)):
+        if not np.isfinite(tau).all():
             self.nonfinite_commands += 1
             tau = self._safe(self.last_q) if self.last_q is not None else np.zeros_like(tau)
         self.previous = saturate(tau, self.previous, self.law.config, dt)
-        self.cmd_pub.publish(make_array(self.previous))
+        self.command_msg.data = self.previous.tolist()
+        self.cmd_pub.publish(self.command_msg)
+        self.commands_published += 1
+
+    # -- joint_trajectory output -----------------------------------------------------------------
+    def _start_trajectory_output(self, settings: FeedforwardSettings) -> None:
+        """Publisher, preallocated message and timer of the ``joint_trajectory`` output.
+
+        Raises:
+            ConfigError: ``controller_joints`` is not an ordering of the robot's joints, or the
+                horizon holds no point.
+        """
+        names = tuple(name for name in settings.controller_joints if name) or tuple(self.joints)
+        if sorted(names) != sorted(self.joints):
+            raise ConfigError(
+                f"controller_joints = {list(settings.controller_joints)}: expected the joints {list(self.joints)} "
+                "in the order of the controller's joints parameter ([''] = this order)"
+            )
+        self.controller_order = np.array([self.joints.index(name) for name in names])
+        count = int(np.floor(settings.trajectory_horizon / settings.trajectory_spacing + 1e-9))
+        if count < 1:
+            raise ConfigError(
+                f"trajectory_horizon = {settings.trajectory_horizon!r} s holds no point at trajectory_spacing = "
+                f"{settings.trajectory_spacing!r} s: expected horizon >= spacing"
+            )
+        self.point_offsets = settings.trajectory_spacing * np.arange(1, count + 1)
+        self.trajectory_msg = JointTrajectory()
+        self.trajectory_msg.joint_names = list(names)
+        self.trajectory_points = [JointTrajectoryPoint() for _ in range(count)]
+        for point, offset in zip(self.trajectory_points, self.point_offsets):
+            sec = int(offset)
+            point.time_from_start = Duration(sec=sec, nanosec=int(round((offset - sec) * 1e9)))
+        self.last_trajectory_time: float | None = None
+        self.trajectory_pub = self.create_publisher(
+            JointTrajectory, "joint_trajectory_controller/joint_trajectory", COMMAND_QOS
+        )
+        self.create_timer(1.0 / settings.trajectory_rate, self._publish_trajectory)
+        self.mode = "waiting for a reference"
+
+    def _publish_trajectory(self) -> None:
+        """The reference from now to the horizon, with the model's torques, in the controller's order."""
+        now = self.get_clock().now().nanoseconds * 1e-9
+        period = 1.0 / self.settings.trajectory_rate
+        dt = period if self.last_trajectory_time is None else now - self.last_trajectory_time
+        states, efforts = trajectory_points(self.law, self.reference, now + self.point_offsets, self.previous, dt)
+        if efforts.shape[0] == 0:
+            self.mode = "reference stale or missing: no trajectory sent"
+            return
+        self.mode = f"tracking ({self.model_source} model)"
+        order = self.controller_order
+        msg = self.trajectory_msg
+        msg.header.stamp = seconds_to_stamp(now)
+        msg.points = self.trajectory_points[: efforts.shape[0]]
+        for point, state, effort in zip(msg.points, states, efforts):
+            point.positions = state[0, order].tolist()
+            point.velocities = state[1, order].tolist()
+            point.accelerations = state[2, order].tolist()
+            point.effort = effort[order].tolist()
+        self.trajectory_pub.publish(msg)
+        self.previous, self.last_trajectory_time = efforts[0], now
         self.commands_published += 1
 
     def _watchdog(self) -> None:
@@ -225,6 +322,7 @@ class FeedforwardNode(Node):
         message = self.mode
         values: dict[str, object] = {
             "mode": self.mode,
+            "output": self.settings.output,
             "model": self.model_source,
             "model_switch_progress": self.blend.progress,
             "commands_published": self.commands_published,
@@ -234,9 +332,10 @@ class FeedforwardNode(Node):
             "tracking_error": list(self.tracking_error),
             "last_command": list(self.previous),
         }
-        values["joint_states_publishers"], crowded = publisher_warning(self, self.state_sub.topic_name)
-        if crowded:
-            level, message = WARN, f"{crowded}; {message}"
+        if self.state_sub is not None:
+            values["joint_states_publishers"], crowded = publisher_warning(self, self.state_sub.topic_name)
+            if crowded:
+                level, message = WARN, f"{crowded}; {message}"
         msg.status = [make_status("motor_ident: feedforward", ",".join(self.joints), level, message, values)]
         self.diag_pub.publish(msg)
 

@@ -11,6 +11,10 @@ The stand-in robot runs in its own process, as a ros2_control hardware interface
 so the figures hold the feedforward node's cost and the DDS hops, not the stand-in's own work; the
 CPU share is the feedforward process's. ``same_process=True`` puts both in one process and one
 executor (then one Python thread does both jobs at 1 kHz).
+
+``node="echo"`` measures the floor instead: a bare rclpy node with the same message types, topics
+and QoS that answers each state with a preallocated command carrying its sequence number and
+nothing else — what DDS and rclpy cost without any of motor_ident's work.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 import multiprocessing
 import time
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from rclpy.node import Node
@@ -26,14 +30,8 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from motor_ident.ros.common import (
-    COMMAND_QOS,
-    NODE_EXECUTOR,
-    STATE_QOS,
-    ExecutorKind,
-    limit_blas_threads,
-    make_executor,
-)
+from motor_ident.core.threads import limit_blas_threads
+from motor_ident.ros.common import COMMAND_QOS, NODE_EXECUTOR, STATE_QOS, ExecutorKind, load_robot, make_executor
 from motor_ident.ros.conversions import make_joint_state
 
 WARMUP_S = 1.0
@@ -115,6 +113,23 @@ def _timed_feedforward(**kwargs: Any) -> Any:
     return TimedFeedforward(**kwargs)
 
 
+class _EchoNode(Node):
+    """The floor: subscribes ``joint_states``, answers each with a preallocated command (no work)."""
+
+    def __init__(self, joints: tuple[str, ...], **kwargs: Any) -> None:
+        super().__init__("bench_echo", **kwargs)
+        self.joints = joints
+        self.nonfinite_commands = 0
+        self.command = Float64MultiArray()
+        self.command.data = [0.0] * len(joints)
+        self.pub = self.create_publisher(Float64MultiArray, "effort_controller/commands", COMMAND_QOS)
+        self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
+
+    def _on_state(self, msg: JointState) -> None:
+        self.command.layout.data_offset = int(msg.header.frame_id or 0)
+        self.pub.publish(self.command)
+
+
 def _spin_for(executor: Any, seconds: float) -> None:
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
@@ -157,15 +172,17 @@ def measure_feedforward_latency(
     *,
     same_process: bool = False,
     executor: ExecutorKind = NODE_EXECUTOR,
+    node: Literal["feedforward", "echo"] = "feedforward",
 ) -> dict[str, Any]:
-    """Run the feedforward node against a 1 kHz state stream for ``seconds``; return the figures.
+    """Run the feedforward node (or the bare echo, ``node="echo"``) against a 1 kHz state stream
+    for ``seconds``; return the figures.
 
-    ``executor``: what spins the feedforward node (a ``spin_once`` loop, as in `run_node`); the
+    ``executor``: what spins the measured node (a ``spin_once`` loop, as in `run_node`); the
     stand-in robot always spins rclpy's EventsExecutor.
 
     Keys: ``latency_p50_ms``, ``latency_p99_ms``, ``latency_max_ms``, ``missed_cycles`` (late
     timer ticks + unanswered states), ``cpu_share`` (of one core, feedforward process),
-    ``nonfinite_commands``, ``cycles``, ``expected_cycles``, ``robot_process``, ``executor``.
+    ``nonfinite_commands``, ``cycles``, ``expected_cycles``, ``robot_process``, ``executor``, ``node``.
     """
     import rclpy
 
@@ -179,13 +196,18 @@ def measure_feedforward_latency(
     spinner = None
     child = None
     try:
-        ff = _timed_feedforward(context=context, parameter_overrides=[Parameter("robot", value=robot)])
-        nodes.append(ff)
-        n = len(ff.joints)
-        q = np.full(n, 0.1)
-        now = ff.get_clock().now().nanoseconds * 1e-9
-        t = np.array([now - 1.0, now + seconds + 30.0])
-        ff.reference.set(t, np.stack([q, q]), np.zeros((2, n)), np.zeros((2, n)))
+        if node == "echo":
+            ff = _EchoNode(load_robot(robot).joints, context=context)
+            nodes.append(ff)
+            q = np.full(len(ff.joints), 0.1)
+        else:
+            ff = _timed_feedforward(context=context, parameter_overrides=[Parameter("robot", value=robot)])
+            nodes.append(ff)
+            n = len(ff.joints)
+            q = np.full(n, 0.1)
+            now = ff.get_clock().now().nanoseconds * 1e-9
+            t = np.array([now - 1.0, now + seconds + 30.0])
+            ff.reference.set(t, np.stack([q, q]), np.zeros((2, n)), np.zeros((2, n)))
         spinner = make_executor(executor, context)
         spinner.add_node(ff)
         if same_process:
@@ -200,8 +222,9 @@ def measure_feedforward_latency(
         else:
             mp = multiprocessing.get_context("spawn")
             parent_conn, child_conn = mp.Pipe()
-            child = mp.Process(target=_robot_process, args=(ff.joints, q, seconds, child_conn), daemon=True)
-            child.start()
+            process = mp.Process(target=_robot_process, args=(ff.joints, q, seconds, child_conn), daemon=True)
+            process.start()
+            child = process  # joined on the way out only once started
             deadline = time.perf_counter() + WARMUP_S + DISCOVERY_TIMEOUT_S + seconds + 60.0
             while not parent_conn.poll() and time.perf_counter() < deadline:
                 spinner.spin_once(timeout_sec=0.01)
@@ -221,6 +244,7 @@ def measure_feedforward_latency(
             "nonfinite_commands": int(ff.nonfinite_commands),
             "robot_process": "same" if same_process else "separate",
             "executor": executor,
+            "node": node,
         }
     finally:
         if child is not None:
@@ -229,6 +253,6 @@ def measure_feedforward_latency(
                 child.terminate()
         if spinner is not None:
             spinner.shutdown()
-        for node in nodes:
-            node.destroy_node()
+        for made in nodes:
+            made.destroy_node()
         rclpy.shutdown(context=context)

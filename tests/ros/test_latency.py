@@ -8,15 +8,18 @@ import pytest
 pytestmark = pytest.mark.ros
 
 
+@pytest.mark.parametrize("node", ["feedforward", "echo"])
 @pytest.mark.parametrize("same_process", [True, False], ids=["same-process", "robot-process"])
-def test_commands_are_paired_with_their_states(same_process: bool) -> None:
-    """States are answered and paired by sequence number: latencies positive, finite, ordered, bounded by the run.
+def test_commands_are_paired_with_their_states(same_process: bool, node: str) -> None:
+    """States are answered and paired by sequence number: latencies positive, finite, ordered, bounded by the run,
+    for the feedforward node and for the bare echo that measures the floor.
 
     How many states are answered depends on the machine's load, so only the pairing is asserted.
     """
     from motor_ident.ros.latency import measure_feedforward_latency
 
-    figures = measure_feedforward_latency(1.5, same_process=same_process)
+    figures = measure_feedforward_latency(1.5, same_process=same_process, node=node)
+    assert figures["node"] == node
     answered = figures["cycles"] - figures["unanswered_states"]
     assert figures["cycles"] > 500  # a 1 kHz timer over 1.5 s, even on a busy machine
     assert 50 <= answered <= figures["cycles"]
