@@ -21,8 +21,8 @@ Models (per joint, velocity ``v`` in rad/s or m/s):
 A constant ``offset`` column can be appended to any of them.
 
 Stribeck model, derived again from Guedelha et al. 2021, section 3.2.2 (the extracted text of eq. 29-31 has
-lost its signs). With ``x = |v| / v_s`` and the direction weights ``w+ = [v >= 0]``,
-``w- = [v < 0]``:
+lost its signs). With ``x = |v| / v_s`` and the direction weights ``w+ = [v > 0]``,
+``w- = [v < 0]`` (both 0 at rest, so a resting joint gets no friction torque, like sign(0) = 0):
 
     tau_f(v) = (w+ - w-) fc (1 - e^-x) + fv v + static_pos w+ e^-x - static_neg w- e^-x
 
@@ -162,9 +162,9 @@ def friction_regressor(v: ArrayLike, shape: FrictionShape) -> FloatArray:
         if shape.smoothing_velocity > 0.0:
             s = smooth_sign(v, shape.smoothing_velocity)
             w_pos, w_neg = 0.5 * (1.0 + s), 0.5 * (1.0 - s)
-        else:
-            w_pos = (v >= 0.0).astype(float)
-            w_neg = 1.0 - w_pos
+        else:  # hard sign: a resting joint (v = 0) gets no friction, as sign(0) = 0
+            w_pos = (v > 0.0).astype(float)
+            w_neg = (v < 0.0).astype(float)
         decay = np.exp(-np.abs(v) / shape.stribeck_velocity)
         columns = [(w_pos - w_neg) * (1.0 - decay), v, w_pos * decay, -w_neg * decay]
     elif kind is FrictionKind.ARCTAN:

@@ -7,12 +7,25 @@ are reported by `EmaDerivative.delay`, so a user can align torque samples with t
 
 Offline (non-causal, zero phase, no delay): `savgol_derivatives` (Savitzky-Golay polynomial
 fit, derivatives analytic) and `butterworth_derivatives` (forward-backward Butterworth
-low-pass, then central differences). Both need uniformly sampled data.
+low-pass, then central differences). Both need uniformly sampled data: `resample_uniform` puts
+a logger's jittered stamps onto a uniform grid first (cubic spline for positions, linear otherwise). `Differentiation`
+is the user's choice between the two (``motor-ident identify --derivative``, a data spec's
+``differentiation:`` block), with the option to pass the measured torque through the same
+zero-phase filter as the positions.
+
+Which to filter: the positions are differentiated twice, so they always need a low-pass (the
+noise of a second difference grows as 1 / dt^2). Torque enters the least squares linearly and
+its white noise averages out, so filtering it is optional; it helps when the torque carries
+content above the cut-off that the differentiated positions cannot show (the same filter on
+both sides keeps them consistent: "parallel filtering").
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+import scipy.interpolate
 import scipy.signal
 from numpy.typing import ArrayLike, NDArray
 
@@ -155,3 +168,133 @@ def butterworth_derivatives(
     dx = np.gradient(smooth, dt, axis=0)
     ddx = np.gradient(dx, dt, axis=0)
     return smooth, dx, ddx
+
+
+UNIFORM_TOLERANCE = 0.05
+"""Largest step deviation from the median step, relative, that still counts as uniform sampling."""
+
+
+def is_uniform(t: ArrayLike) -> bool:
+    """True when the steps of ``t`` (N,) [s] are within `UNIFORM_TOLERANCE` of their median."""
+    steps = np.diff(np.asarray(t, dtype=float))
+    if steps.size == 0:
+        return True
+    dt = float(np.median(steps))
+    return bool(dt > 0.0 and np.max(np.abs(steps - dt)) <= UNIFORM_TOLERANCE * dt)
+
+
+def check_increasing(t: FloatArray) -> FloatArray:
+    """``t`` (N,) [s] itself when strictly increasing.
+
+    Raises:
+        DataError: a stamp does not increase (the message gives the first one and its index).
+    """
+    steps = np.diff(t)
+    if np.any(steps <= 0.0):
+        k = int(np.flatnonzero(steps <= 0.0)[0])
+        raise DataError(
+            f"time stamps must be strictly increasing: t[{k + 1}] = {float(t[k + 1])!r} after t[{k}] = {float(t[k])!r}"
+        )
+    return t
+
+
+def uniform_grid(t: ArrayLike, rate_hz: float | None = None) -> FloatArray:
+    """A uniform grid over the span of the stamps ``t`` (N,) [s].
+
+    Args:
+        t: strictly increasing stamps [s].
+        rate_hz: grid rate [Hz]; the inverse of the median step of ``t`` when None (the logger's
+            nominal rate).
+
+    Raises:
+        DataError: fewer than 3 stamps, or stamps that do not increase.
+    """
+    t = np.asarray(t, dtype=float)
+    if t.ndim != 1 or t.size < 3:
+        raise DataError(f"time stamps have shape {t.shape}: expected (N,) with at least 3 samples")
+    steps = np.diff(check_increasing(t))
+    if rate_hz is not None and not rate_hz > 0.0:
+        raise ConfigError(f"resample rate {rate_hz!r} Hz: expected > 0")
+    dt = 1.0 / rate_hz if rate_hz is not None else float(np.median(steps))
+    count = int(np.floor((t[-1] - t[0]) / dt + 1e-9)) + 1
+    grid: FloatArray = t[0] + dt * np.arange(count)
+    return grid
+
+
+def resample_uniform(t: ArrayLike, x: ArrayLike, grid: ArrayLike, *, cubic: bool = False) -> FloatArray:
+    """Values of ``x`` sampled at ``t`` interpolated onto ``grid``, linearly or by a cubic spline.
+
+    Linear interpolation neither overshoots nor needs a model of the signal; its error on a
+    smooth signal is at most ``dt^2 / 8 max|x''|`` (10 ms steps, 10 rad/s^2: 1.3e-4 rad), but its
+    kinks at the old stamps show in a second derivative: on sin(2 t) with 8-13 ms steps, the
+    Savitzky-Golay acceleration (0.05 s) is off by up to 0.31 rad/s^2 after linear interpolation
+    and by 6e-4 after a cubic spline (not-a-knot). Positions are therefore resampled with
+    ``cubic=True``; torques and other measurements linearly.
+
+    Args:
+        t: original stamps (N,) [s], strictly increasing.
+        x: values (N,) or (N, k).
+        grid: new stamps (M,) [s] within [t[0], t[-1]].
+        cubic: cubic spline through the samples instead of straight lines.
+
+    Returns:
+        Values of shape (M,) or (M, k).
+    """
+    t = np.asarray(t, dtype=float)
+    x = np.asarray(x, dtype=float)
+    grid = np.asarray(grid, dtype=float)
+    if cubic:
+        spline: FloatArray = scipy.interpolate.CubicSpline(t, x, axis=0)(grid)
+        return spline
+    if x.ndim == 1:
+        out: FloatArray = np.interp(grid, t, x)
+        return out
+    columns: FloatArray = np.column_stack([np.interp(grid, t, x[:, k]) for k in range(x.shape[1])])
+    return columns.reshape(grid.size, -1)
+
+
+DERIVATIVE_METHODS = ("savgol", "butterworth")
+
+
+@dataclass(frozen=True)
+class Differentiation:
+    """How offline velocity and acceleration are computed from positions.
+
+    Attributes:
+        method: ``savgol`` (Savitzky-Golay: a cubic fitted over a sliding window, derivatives
+            analytic; the default, it keeps the shape of fast motions) or ``butterworth``
+            (forward-backward low-pass, then central differences; a sharper frequency cut-off).
+        window_s: Savitzky-Golay window [s]. 0.05 s passes motions up to about 10 Hz at the
+            third order; longer windows smooth more and flatten fast reversals.
+        cutoff_hz: Butterworth cut-off [Hz] (4th order, doubled by the forward-backward pass).
+            Excitation trajectories rarely go above 2-5 Hz; 10 Hz keeps them and drops sensor noise.
+        filter_torque: pass the measured torque through the same zero-phase filter.
+    """
+
+    method: str = "savgol"
+    window_s: float = 0.05
+    cutoff_hz: float = 10.0
+    filter_torque: bool = False
+
+    def __post_init__(self) -> None:
+        if self.method not in DERIVATIVE_METHODS:
+            raise ConfigError(f"differentiation method {self.method!r}: expected one of {list(DERIVATIVE_METHODS)}")
+        if not (np.isfinite(self.window_s) and self.window_s > 0.0):
+            raise ConfigError(f"Savitzky-Golay window {self.window_s!r} s: expected > 0")
+        if not (np.isfinite(self.cutoff_hz) and self.cutoff_hz > 0.0):
+            raise ConfigError(f"Butterworth cut-off {self.cutoff_hz!r} Hz: expected > 0")
+
+    def derivatives(self, t: ArrayLike, x: ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Smoothed ``x``, dx/dt and d2x/dt2 (each of the shape of ``x`` (N,) or (N, n)); ``t`` uniform [s]."""
+        if self.method == "butterworth":
+            return butterworth_derivatives(t, x, cutoff_hz=self.cutoff_hz)
+        return savgol_derivatives(t, x, window_s=self.window_s)
+
+    def describe(self) -> str:
+        """One line for reports, e.g. ``Savitzky-Golay, 0.05 s window``."""
+        text = (
+            f"Butterworth low-pass at {self.cutoff_hz:g} Hz, forward-backward"
+            if self.method == "butterworth"
+            else f"Savitzky-Golay, {self.window_s:g} s window, cubic"
+        )
+        return text + ("; torque filtered the same way" if self.filter_torque else "")

@@ -116,3 +116,14 @@ def test_bad_shape_names_the_key() -> None:
         FrictionShape(kind="stribeck", stribeck_velocity=0.0)
     with pytest.raises(ConfigError, match="friction.kind"):
         FrictionShape(kind="lugre")  # type: ignore[arg-type]
+
+
+def test_hard_sign_models_give_no_friction_at_rest() -> None:
+    """sign(0) = 0: a resting joint gets neither Coulomb nor static friction from a hard-sign model."""
+    v = np.array([-0.5, 0.0, 0.5])
+    stribeck = FrictionShape(kind="stribeck", smoothing_velocity=0.0, stribeck_velocity=0.1)
+    tau = friction_torque(v, np.array([1.0, 0.2, 1.5, 1.4]), stribeck)
+    assert tau[1] == 0.0
+    assert tau[2] == pytest.approx(1.0 * (1 - np.exp(-5)) + 0.1 + 1.5 * np.exp(-5))
+    assert tau[0] == pytest.approx(-(1.0 * (1 - np.exp(-5)) + 0.1 + 1.4 * np.exp(-5)))
+    assert friction_torque(v, np.array([1.0, 0.2]), FrictionShape())[1] == 0.0

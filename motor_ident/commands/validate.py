@@ -1,0 +1,262 @@
+"""``motor-ident validate``: predict a separate recording with identified parameters, and a verdict.
+
+The identified model (a parameter file ``identify --out`` wrote) and the robot's nominal model
+(URDF inertias, configured friction) predict the recording side by side; per joint RMSE, NRMSE,
+relative residual error, centred and uncentred R^2 (`motor_ident.core.estimation.validation`).
+The verdict checks per-joint acceptance limits: ``--max-rre`` / ``--min-r2``, else the robot
+YAML's top-level ``acceptance: {max_rre: {elbow: 15, '*': 25}, min_r2: {...}}``, else RRE at most
+25 % on every joint; and that no joint is predicted worse than by the nominal model. Exit status
+1 when the verdict fails. ``identify --validate-on`` runs the same after fitting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import shlex
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from motor_ident.commands.common import floats, write_json
+from motor_ident.commands.data_options import (
+    add_data_arguments,
+    add_robot_argument,
+    load_prepared,
+    load_robot,
+    load_spec_arg,
+    print_wrapped,
+)
+
+if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --help stays light)
+    from motor_ident.core.rigid_body.regressor import Regressor
+    from motor_ident.io.robot_config import RobotConfig
+
+
+def sha256(path: str | Path) -> str | None:
+    """Hex SHA-256 of a file, or of every file under a directory in name order (None when missing)."""
+    path = Path(path)
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    if not all(f.is_file() for f in files):
+        return None
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(f.read_bytes())
+    return digest.hexdigest()
+
+
+def provenance(config: RobotConfig, files: Mapping[str, str | Path | None]) -> dict[str, Any]:
+    """What produced a result: motor_ident version, git describe, config and data hashes, command line."""
+    from motor_ident import __version__
+
+    try:
+        describe = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--tags"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        describe = ""
+    out: dict[str, Any] = {
+        "motor_ident_version": __version__,
+        "git_describe": describe or None,
+        "robot_config": str(config.source) if config.source is not None else config.name,
+        "robot_config_sha256": None if config.source is None else sha256(config.source),
+        "urdf_sha256": sha256(config.urdf),
+    }
+    for key, path in files.items():
+        if path:
+            out[f"{key}_file"] = str(path)
+            out[f"{key}_sha256"] = sha256(path)
+    out["command_line"] = shlex.join(["motor-ident", *sys.argv[1:]])
+    return out
+
+
+def acceptance_limits(config: RobotConfig, max_rre: str | None, min_r2: str | None) -> Any:
+    """Limits from the command line, else the robot YAML's ``acceptance:`` block, else the default."""
+    import yaml
+
+    from motor_ident.core.estimation.validation import AcceptanceLimits, parse_limits
+    from motor_ident.errors import ConfigError
+
+    block: Any = {}
+    if config.source is not None and config.source.suffix.lower() in (".yaml", ".yml"):
+        block = (yaml.safe_load(config.source.read_text()) or {}).get("acceptance") or {}
+    if not isinstance(block, Mapping):
+        raise ConfigError(f"{config.source}: acceptance = {block!r}: expected {{max_rre: ..., min_r2: ...}}")
+
+    def limits(key: str, given: str | None) -> dict[str, float] | None:
+        if given is not None:
+            return parse_limits(given, f"--{key.replace('_', '-')}")
+        raw = block.get(key)
+        if raw is None:
+            return None
+        if isinstance(raw, Mapping):
+            try:
+                return {str(k): float(v) for k, v in raw.items()}
+            except (TypeError, ValueError):
+                raise ConfigError(f"{config.source}: acceptance.{key} = {raw!r}: expected numbers") from None
+        return parse_limits(str(raw), f"acceptance.{key}")
+
+    rre, r2 = limits("max_rre", max_rre), limits("min_r2", min_r2)
+    defaults = AcceptanceLimits()
+    return AcceptanceLimits(max_rre=defaults.max_rre if rre is None else rre, min_r2=r2 or {})
+
+
+def _predict(regressor: Regressor, theta: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+    chunks = [
+        regressor.predict(theta, q[s : s + 5000], qd[s : s + 5000], qdd[s : s + 5000]) for s in range(0, len(q), 5000)
+    ]
+    return np.concatenate(chunks) if chunks else np.zeros((0, regressor.robot.n))
+
+
+def validate_recording(
+    config: RobotConfig,
+    regressor: Regressor,
+    theta: np.ndarray,
+    data: str,
+    args: argparse.Namespace,
+    *,
+    report: str | Path | None,
+    files: Mapping[str, str | Path | None],
+) -> dict[str, Any]:
+    """Predict ``data`` with ``theta`` and the nominal model; print, report, and return the JSON payload."""
+    from motor_ident.core.estimation.validation import judge, prediction_metrics
+    from motor_ident.errors import DataError
+
+    spec = load_spec_arg(args)
+    record, notes = load_prepared(data, tuple(config.joints), args, spec)
+    assert record.qd is not None and record.qdd is not None
+    if not np.all(np.isfinite(record.tau)):
+        raise DataError(f"{data}: the torque holds NaN: map tau.<joint> columns (or convert the torque source first)")
+    predicted = _predict(regressor, theta, record.q, record.qd, record.qdd)
+    nominal = _predict(regressor, config.nominal_parameters(regressor), record.q, record.qd, record.qdd)
+    metrics = prediction_metrics(record.tau, predicted)
+    nominal_metrics = prediction_metrics(record.tau, nominal)
+    limits = acceptance_limits(config, getattr(args, "max_rre", None), getattr(args, "min_r2", None))
+    verdict = judge(config.joints, metrics, nominal_metrics, limits)
+    prov = provenance(config, {**files, "validation_data": data, "spec": getattr(args, "spec", None)})
+    for note in notes:
+        print_wrapped("note", note)
+    print(f"validation on {data} ({record.t.size} samples), identified vs nominal model:")
+    print(f"{'joint':<24}{'RRE %':>9}{'nominal %':>11}{'R2':>9}{'R2 unc.':>9}{'RMSE':>10}{'NRMSE':>9}")
+    for j, name in enumerate(config.joints):
+        print(
+            f"{name:<24}{metrics.rre[j]:9.3g}{nominal_metrics.rre[j]:11.3g}{metrics.r2[j]:9.4f}"
+            f"{metrics.r2_uncentred[j]:9.4f}{metrics.rmse[j]:10.4g}{metrics.nrmse[j]:9.4f}"
+        )
+    print(f"verdict: {'PASSED' if verdict.passed else 'FAILED'}")
+    for reason in verdict.reasons:
+        print(f"  {reason}")
+    page = None
+    if report is not None:
+        from motor_ident.io.validation_report import ValidationReportInput, write_validation_report
+
+        page = write_validation_report(
+            report,
+            ValidationReportInput(
+                title=f"Validation of {config.name} on {Path(data).name}",
+                source=str(data),
+                robot=config.name,
+                joints=config.joints,
+                t=record.t,
+                tau=record.tau,
+                predicted=predicted,
+                nominal=nominal,
+                metrics=metrics,
+                nominal_metrics=nominal_metrics,
+                limits=limits,
+                verdict=verdict,
+                provenance=prov,
+                notes=notes,
+            ),
+        )
+        print(f"validation report written to {page}")
+    return {
+        "data": str(data),
+        "joints": list(config.joints),
+        "n_samples": int(record.t.size),
+        "rre_per_joint": floats(metrics.rre),
+        "r2_per_joint": floats(metrics.r2),
+        "r2_uncentred_per_joint": floats(metrics.r2_uncentred),
+        "rmse_per_joint": floats(metrics.rmse),
+        "nrmse_per_joint": floats(metrics.nrmse),
+        "nominal_rre_per_joint": floats(nominal_metrics.rre),
+        "nominal_r2_per_joint": floats(nominal_metrics.r2),
+        "nominal_rmse_per_joint": floats(nominal_metrics.rmse),
+        "limits": {"max_rre": dict(limits.max_rre), "min_r2": dict(limits.min_r2)},
+        "passed": verdict.passed,
+        "reasons": list(verdict.reasons),
+        "checks": list(verdict.checks),
+        "notes": list(notes),
+        "provenance": prov,
+        "report": None if page is None else str(page),
+    }
+
+
+def write_urdf(path: str, config: RobotConfig, regressor: Regressor, theta: np.ndarray) -> dict[str, Any]:
+    """``--urdf-out``: the identified URDF, checked by reloading it; returns its JSON summary."""
+    from motor_ident.io.urdf_export import export_urdf
+
+    done = export_urdf(path, config, regressor, theta)
+    print(
+        f"URDF written to {done.path} (reloaded by pinocchio: torques within {done.max_torque_error:.2g} N m of the "
+        f"identified model's)"
+    )
+    return {"path": str(done.path), "max_torque_error": done.max_torque_error, "comments": list(done.comments)}
+
+
+def add_verdict_arguments(p: argparse.ArgumentParser) -> None:
+    """``--max-rre`` and ``--min-r2``."""
+    p.add_argument(
+        "--max-rre",
+        metavar="LIMITS",
+        help="acceptance: largest relative residual error per joint [%%], e.g. 20 or elbow=15,*=25 "
+        "(default: the robot YAML's acceptance.max_rre, else 25 on every joint)",
+    )
+    p.add_argument(
+        "--min-r2", metavar="LIMITS", help="acceptance: smallest centred R2 per joint, e.g. 0.9 or elbow=0.95,*=0.9"
+    )
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Predict a recording with identified parameters; exit 1 when the verdict fails."""
+    from motor_ident.io.params import load_parameters
+
+    config = load_robot(args.robot)
+    regressor = config.build_regressor()
+    params = load_parameters(args.params, expected_names=regressor.names)
+    payload = validate_recording(
+        config, regressor, params.values, args.data, args, report=args.report, files={"parameters": args.params}
+    )
+    payload = {"robot": config.name, "parameters": str(args.params), "method": params.method, **payload}
+    if args.urdf_out:
+        payload["urdf"] = write_urdf(args.urdf_out, config, regressor, params.values)
+    write_json(args.json, payload)
+    return 0 if payload["passed"] else 1
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``validate`` to the command line."""
+    p = sub.add_parser(
+        "validate",
+        help="predict a separate recording with identified parameters and the nominal model; metrics and a verdict",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("params", help="identified parameters (the YAML identify --out writes)")
+    p.add_argument("data", help="the recording to predict: .csv (see --spec) or .npz")
+    add_robot_argument(p)
+    add_data_arguments(p)
+    add_verdict_arguments(p)
+    p.add_argument("--json", help="write metrics, verdict and provenance to this JSON file")
+    p.add_argument("--report", metavar="DIR", help="write the validation page (index.html + PNGs) here")
+    p.add_argument("--urdf-out", metavar="FILE", help="also write the parameters into a copy of the URDF (checked)")
+    p.set_defaults(func=cmd_validate)

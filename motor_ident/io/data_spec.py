@@ -1,0 +1,381 @@
+"""Data specs: how to read a robot's own log (vendor CSV or rosbag2) without writing code.
+
+A data spec is a YAML file that maps the columns of a log to motor_ident's canonical names
+(`motor_ident.io.data.record_from_columns`: ``t``, ``q.<joint>``, ``qd.<joint>``,
+``tau.<joint>``, ``current.<motor>``, ``pwm.<motor>``, ``wrench.fx`` .. ``wrench.tz``), with units::
+
+    data_spec: 1
+    format: csv                  # csv (default) or bag
+    header: false                # true: the first row names the columns
+    delimiter: ","
+    skip_rows: 0                 # lines to skip before the header / data
+    time: {column: 0, unit: ms}  # or, without a time column:  rate_hz: 100
+    columns:                     # canonical name: column index (0-based) or header name,
+      q.elbow: {column: 3, unit: deg}            # or {column, unit, scale, offset}
+      tau.elbow: {column: 7, unit: N m, scale: -1.0}
+      current.elbow: 11                         # a bare column: SI units
+    torque_source: joint_effort  # which field is the torque (joint_effort, motor_current, ...)
+    keep: {time: [2.0, 32.0]}    # seconds from the first sample; or {samples: [200, 3200]}
+    resample_hz: 100             # optional; non-uniform stamps are always resampled (median step)
+    differentiation: {method: savgol, window_s: 0.05}   # or {method: butterworth, cutoff_hz: 10}
+                                                        # filter_torque: true|false
+    topics: {joint_states: /joint_states}              # bags: topics to read
+
+A value is ``raw * scale * unit + offset`` in SI units (s, rad, rad/s, N m, A, duty in [-1, 1],
+N). Every error names the column and the spec key to fix.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from motor_ident.core.estimation.signals import Differentiation
+from motor_ident.errors import ConfigError, DataError
+from motor_ident.io.data import JointRecord, record_from_columns
+from motor_ident.io.preprocess import KeepRange, Preparation
+
+FORMAT_VERSION = 1
+DEG = math.pi / 180.0
+
+# unit -> (quantity, factor to SI)
+UNITS: dict[str, tuple[str, float]] = {
+    "s": ("time", 1.0),
+    "ms": ("time", 1e-3),
+    "us": ("time", 1e-6),
+    "ns": ("time", 1e-9),
+    "rad": ("position", 1.0),
+    "deg": ("position", DEG),
+    "m": ("position", 1.0),
+    "mm": ("position", 1e-3),
+    "rad/s": ("velocity", 1.0),
+    "deg/s": ("velocity", DEG),
+    "rpm": ("velocity", 2.0 * math.pi / 60.0),
+    "m/s": ("velocity", 1.0),
+    "rad/s^2": ("acceleration", 1.0),
+    "deg/s^2": ("acceleration", DEG),
+    "N m": ("torque", 1.0),
+    "Nm": ("torque", 1.0),
+    "N mm": ("torque", 1e-3),
+    "mN m": ("torque", 1e-3),
+    "N": ("force", 1.0),
+    "A": ("current", 1.0),
+    "mA": ("current", 1e-3),
+    "duty": ("duty", 1.0),
+    "percent": ("duty", 1e-2),
+    "%": ("duty", 1e-2),
+}
+
+# canonical prefix -> quantities its unit may have
+QUANTITIES: dict[str, tuple[str, ...]] = {
+    "t": ("time",),
+    "q": ("position",),
+    "qd": ("velocity",),
+    "qdd": ("acceleration",),
+    "tau": ("torque", "force"),
+    "current": ("current",),
+    "pwm": ("duty",),
+    "wrench": ("force", "torque"),
+}
+
+_KEYS = {
+    "data_spec",
+    "format",
+    "header",
+    "delimiter",
+    "skip_rows",
+    "time",
+    "rate_hz",
+    "columns",
+    "torque_source",
+    "keep",
+    "resample_hz",
+    "differentiation",
+    "topics",
+}
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """One canonical field and where it comes from.
+
+    Attributes:
+        name: canonical name (``q.elbow``, ``t``, ...).
+        column: 0-based index or header name in the file.
+        factor: raw -> SI multiplier (unit factor times scale).
+        offset: added after scaling, SI units.
+    """
+
+    name: str
+    column: int | str
+    factor: float = 1.0
+    offset: float = 0.0
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """A parsed data spec (module docstring)."""
+
+    path: Path | None
+    format: str = "csv"
+    header: bool = True
+    delimiter: str = ","
+    skip_rows: int = 0
+    time: ColumnSpec | None = None
+    rate_hz: float | None = None
+    columns: tuple[ColumnSpec, ...] = ()
+    torque_source: str | None = None
+    preparation: Preparation = Preparation()
+    topics: Mapping[str, str] | None = None
+
+    @property
+    def label(self) -> str:
+        """How errors name this spec."""
+        return f"data spec {self.path}" if self.path is not None else "data spec"
+
+
+def _unit(value: Any, key: str, name: str) -> float:
+    prefix = name.split(".", 1)[0]
+    if value is None:
+        return 1.0
+    if value not in UNITS:
+        raise ConfigError(f"{key}.unit = {value!r}: expected one of {sorted(UNITS)}")
+    quantity, factor = UNITS[value]
+    allowed = QUANTITIES.get(prefix)
+    if allowed is not None and quantity not in allowed:
+        raise ConfigError(f"{key}.unit = {value!r} is a {quantity}: {name} needs a {' or '.join(allowed)} unit")
+    return factor
+
+
+def _number(value: Any, key: str) -> float:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key} = {value!r}: expected a number") from None
+    if not math.isfinite(out):
+        raise ConfigError(f"{key} = {value!r}: expected a finite number")
+    return out
+
+
+def _column(name: str, raw: Any, key: str) -> ColumnSpec:
+    if isinstance(raw, (int, str)) and not isinstance(raw, bool):
+        return ColumnSpec(name=name, column=raw)
+    if not isinstance(raw, Mapping) or "column" not in raw:
+        raise ConfigError(f"{key} = {raw!r}: expected a column (index or header name) or {{column: ..., unit: ...}}")
+    unknown = set(raw) - {"column", "unit", "scale", "offset"}
+    if unknown:
+        raise ConfigError(f"{key}: unknown keys {sorted(unknown)}; allowed ['column', 'offset', 'scale', 'unit']")
+    column = raw["column"]
+    if isinstance(column, bool) or not isinstance(column, (int, str)) or (isinstance(column, int) and column < 0):
+        raise ConfigError(f"{key}.column = {column!r}: expected a 0-based index or a header name")
+    factor = _unit(raw.get("unit"), key, name) * _number(raw.get("scale", 1.0), f"{key}.scale")
+    return ColumnSpec(name=name, column=column, factor=factor, offset=_number(raw.get("offset", 0.0), f"{key}.offset"))
+
+
+def _keep(raw: Any) -> KeepRange | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping) or len(raw) != 1 or next(iter(raw)) not in ("time", "samples"):
+        raise ConfigError(f"keep = {raw!r}: expected {{time: [start_s, stop_s]}} or {{samples: [first, stop]}}")
+    unit, bounds = next(iter(raw.items()))
+    if not isinstance(bounds, (list, tuple)) or len(bounds) != 2:
+        raise ConfigError(f"keep.{unit} = {bounds!r}: expected [start, stop] (null for open ends)")
+    lo, hi = (None if b is None else _number(b, f"keep.{unit}") for b in bounds)
+    return KeepRange(start=lo, stop=hi, unit="s" if unit == "time" else "samples")
+
+
+def differentiation_from_dict(raw: Any, key: str = "differentiation") -> Differentiation:
+    """A ``differentiation:`` mapping (``method``, ``window_s``, ``cutoff_hz``, ``filter_torque``)."""
+    if raw is None:
+        return Differentiation()
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{key} = {raw!r}: expected a mapping such as {{method: savgol, window_s: 0.05}}")
+    allowed = {"method", "window_s", "cutoff_hz", "filter_torque"}
+    unknown = set(raw) - allowed
+    if unknown:
+        raise ConfigError(f"{key}: unknown keys {sorted(unknown)}; allowed {sorted(allowed)}")
+    values: dict[str, Any] = {}
+    for name in ("window_s", "cutoff_hz"):
+        if name in raw:
+            values[name] = _number(raw[name], f"{key}.{name}")
+    if "method" in raw:
+        values["method"] = str(raw["method"])
+    if "filter_torque" in raw:
+        values["filter_torque"] = bool(raw["filter_torque"])
+    try:
+        return Differentiation(**values)
+    except ConfigError as exc:
+        raise ConfigError(f"{key}: {exc}") from None
+
+
+def spec_from_dict(doc: Any, path: Path | None = None) -> DataSpec:
+    """Validate a parsed data spec (module docstring).
+
+    Raises:
+        ConfigError: a key or value is wrong; the message names it.
+    """
+    if not isinstance(doc, Mapping) or doc.get("data_spec") != FORMAT_VERSION:
+        raise ConfigError(f"expected a mapping starting with 'data_spec: {FORMAT_VERSION}'")
+    unknown = set(doc) - _KEYS
+    if unknown:
+        raise ConfigError(f"unknown keys {sorted(unknown)}; allowed {sorted(_KEYS)}")
+    fmt = str(doc.get("format", "csv"))
+    if fmt not in ("csv", "bag"):
+        raise ConfigError(f"format = {fmt!r}: expected csv or bag")
+    columns_raw = doc.get("columns") or {}
+    if not isinstance(columns_raw, Mapping):
+        raise ConfigError(f"columns = {columns_raw!r}: expected a mapping canonical name -> column")
+    columns = []
+    for name, raw in columns_raw.items():
+        prefix = str(name).split(".", 1)[0]
+        if prefix not in QUANTITIES or prefix == "t" or "." not in str(name):
+            raise ConfigError(
+                f"columns.{name}: expected a name such as q.<joint>, qd.<joint>, tau.<joint>, current.<motor>, "
+                "pwm.<motor> or wrench.fx (the time goes under 'time:')"
+            )
+        columns.append(_column(str(name), raw, f"columns.{name}"))
+    time = None if doc.get("time") is None else _column("t", doc["time"], "time")
+    rate = None if doc.get("rate_hz") is None else _number(doc["rate_hz"], "rate_hz")
+    if fmt == "csv":
+        if not columns:
+            raise ConfigError("columns: empty; map at least q.<joint> and tau.<joint>")
+        if (time is None) == (rate is None):
+            raise ConfigError("give either 'time: {column: ..., unit: ...}' or 'rate_hz: ...' (a fixed rate), not both")
+        if rate is not None and not rate > 0.0:
+            raise ConfigError(f"rate_hz = {rate!r}: expected > 0")
+    resample = None if doc.get("resample_hz") is None else _number(doc["resample_hz"], "resample_hz")
+    topics = doc.get("topics")
+    if topics is not None and (not isinstance(topics, Mapping) or not all(isinstance(v, str) for v in topics.values())):
+        raise ConfigError(f"topics = {topics!r}: expected a mapping such as {{joint_states: /joint_states}}")
+    skip = doc.get("skip_rows", 0)
+    if isinstance(skip, bool) or not isinstance(skip, int) or skip < 0:
+        raise ConfigError(f"skip_rows = {skip!r}: expected an integer >= 0")
+    return DataSpec(
+        path=path,
+        format=fmt,
+        header=bool(doc.get("header", True)),
+        delimiter=str(doc.get("delimiter", ",")),
+        skip_rows=skip,
+        time=time,
+        rate_hz=rate,
+        columns=tuple(columns),
+        torque_source=None if doc.get("torque_source") is None else str(doc["torque_source"]),
+        preparation=Preparation(
+            keep=_keep(doc.get("keep")),
+            resample_hz=resample,
+            differentiation=differentiation_from_dict(doc.get("differentiation")),
+        ),
+        topics=None if topics is None else dict(topics),
+    )
+
+
+def load_spec(path: str | Path) -> DataSpec:
+    """Read and validate a data spec YAML file.
+
+    Raises:
+        ConfigError: missing file, invalid YAML, or a wrong key (the message names it).
+    """
+    path = Path(path)
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise ConfigError(f"data spec {path}: cannot read: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"data spec {path}: not valid YAML: {exc}") from None
+    try:
+        return spec_from_dict(doc, path)
+    except ConfigError as exc:
+        raise ConfigError(f"data spec {path}: {exc}") from None
+
+
+def _read_table(path: Path, spec: DataSpec) -> tuple[np.ndarray, list[str] | None]:
+    """The numeric table (N, k) of a CSV and its header names (None without a header)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()[spec.skip_rows :]
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read: {exc}") from None
+    names = None
+    first = 0
+    if spec.header:
+        if not lines:
+            raise DataError(f"{path}: empty; {spec.label} says it has a header row")
+        names = [c.strip() for c in lines[0].split(spec.delimiter)]
+        first = 1
+    rows = [line for line in lines[first:] if line.strip()]
+    if not rows:
+        raise DataError(f"{path}: no data rows")
+    width = len(rows[0].split(spec.delimiter))
+    table = np.empty((len(rows), width))
+    for k, line in enumerate(rows):
+        cells = line.split(spec.delimiter)
+        if len(cells) != width:
+            raise DataError(
+                f"{path}, line {k + first + spec.skip_rows + 1}: {len(cells)} columns, the first row has {width}"
+            )
+        try:
+            table[k] = [float(c) for c in cells]
+        except ValueError:
+            if k == 0 and not spec.header:
+                raise DataError(
+                    f"{path}: the first row {line[:60]!r} is not numbers: if it names the columns, set "
+                    f"'header: true' in {spec.label}"
+                ) from None
+            raise DataError(f"{path}, line {k + first + spec.skip_rows + 1}: not a number in {line[:80]!r}") from None
+    return table, names
+
+
+def _values(table: np.ndarray, names: list[str] | None, column: ColumnSpec, path: Path, label: str) -> np.ndarray:
+    if isinstance(column.column, str):
+        if names is None:
+            raise ConfigError(
+                f"{label}: {column.name} names the column {column.column!r} but the file has no header "
+                "(header: false): give its 0-based index"
+            )
+        if column.column not in names:
+            raise DataError(f"{path}: no column {column.column!r} (for {column.name}); the header has {names}")
+        index = names.index(column.column)
+    else:
+        index = column.column
+        if index >= table.shape[1]:
+            raise DataError(
+                f"{path}: column {index} (for {column.name}) does not exist: the file has {table.shape[1]} "
+                f"columns, 0 to {table.shape[1] - 1}"
+            )
+    raw = table[:, index]
+    bad = np.flatnonzero(~np.isfinite(raw))
+    if bad.size:
+        raise DataError(f"{path}: column {column.column!r} (for {column.name}) holds NaN or Inf in row {bad[0]}")
+    return raw * column.factor + column.offset
+
+
+def read_with_spec(path: str | Path, spec: DataSpec) -> JointRecord:
+    """Read a CSV log through ``spec`` into a record (SI units, canonical joint names).
+
+    Range, resampling and derivatives are not applied here: `prepare_record` does that with
+    ``spec.preparation``.
+
+    Raises:
+        DataError: the file is missing or malformed, or a column the spec names is not in it.
+        ConfigError: the spec does not fit the file (a header name on a headerless file).
+    """
+    path = Path(path)
+    if spec.format != "csv":
+        raise ConfigError(f"{spec.label}: format {spec.format!r} is read by the bag reader, not as a CSV")
+    if not path.is_file():
+        raise DataError(f"data file {path} does not exist")
+    table, names = _read_table(path, spec)
+    columns: dict[str, np.ndarray] = {}
+    if spec.time is not None:
+        columns["t"] = _values(table, names, spec.time, path, spec.label)
+    else:
+        assert spec.rate_hz is not None
+        columns["t"] = np.arange(table.shape[0]) / spec.rate_hz
+    for column in spec.columns:
+        columns[column.name] = _values(table, names, column, path, spec.label)
+    return record_from_columns(columns, f"{path} (through {spec.label})")
