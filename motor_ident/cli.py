@@ -18,17 +18,34 @@ from motor_ident.commands import (
     demo,
     excite,
     experiment,
+    fleet,
     identify,
     play,
     record,
     reproduce,
     soak,
     synth,
+    validate,
 )
+from motor_ident.commands.common import limit_blas_threads
 from motor_ident.errors import MotorIdentError
 
 # the subcommands, in the order ``motor-ident --help`` lists them
-COMMANDS = (identify, base_params, synth, demo, bench, soak, excite, reproduce, experiment, record, play)
+COMMANDS = (
+    identify,
+    validate,
+    base_params,
+    synth,
+    demo,
+    bench,
+    soak,
+    excite,
+    reproduce,
+    experiment,
+    record,
+    play,
+    fleet,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``motor-ident``."""
     args = build_parser().parse_args(argv)
+    limit_blas_threads()  # one BLAS thread: small factorizations, cores shared with nodes (commands.common)
     try:
         return int(args.func(args))
     except MotorIdentError as exc:

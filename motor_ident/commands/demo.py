@@ -87,7 +87,8 @@ def _run(args: argparse.Namespace, *, scenario: str) -> int:
     plots = plot_run(result, out)
     summary["plots"] = [str(p) for p in plots]
     console.print(f"simulated robot: {engine}; gate opened at: {summary['gate_opened_at_s']} s")
-    console.print(f"R2 per joint at the end: {summary['r2_per_joint']}")
+    r2 = summary["r2_per_joint"]
+    console.print(f"R2 per joint at the end: {'-' if r2 is None else [round(float(v), 3) for v in r2]}")
     before, after = summary["tracking_rmse_nominal"], summary["tracking_rmse_identified"]
     if before and after:
         console.print(

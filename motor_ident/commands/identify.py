@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,15 @@ from typing import Any
 import numpy as np
 
 from motor_ident.commands.common import floats, write_json
+from motor_ident.commands.data_options import add_data_arguments, add_robot_argument, print_wrapped
+from motor_ident.commands.torque_options import (
+    add_torque_arguments,
+    apply_torque_source,
+    bag_joint_record,
+    bag_topic_names,
+    payload_reader,
+)
+from motor_ident.commands.validate import add_verdict_arguments
 
 # Above this many samples the command shows a progress bar (reading, then fitting).
 PROGRESS_SAMPLES = 20000
@@ -31,13 +39,21 @@ def _size(path: str | Path) -> int:
 
 
 def online_replay(
-    scenario: str, joints: tuple[str, ...], t: np.ndarray, q: np.ndarray, qd: np.ndarray, tau: np.ndarray
+    scenario: str,
+    joints: tuple[str, ...],
+    t: np.ndarray,
+    q: np.ndarray,
+    qd: np.ndarray,
+    tau: np.ndarray,
+    *,
+    config: Any = None,
 ) -> dict[str, Any]:
     """Run the identifier node's estimator and gate (settings of ``scenario``) over a record.
 
     The same `OnlineIdentifier` the node wraps, built from the scenario's identifier settings
-    (and the robot they name) by `build_identifier`, fed sample by sample: what the node would
-    have done on this recording. No simulated plant is built.
+    (the identifier's defaults when ``scenario`` is empty) by `build_identifier`, for the robot
+    ``config`` (a `RobotConfig`; else the robot the settings name), fed sample by sample: what
+    the node would have done on this recording. No simulated plant is built.
 
     Returns:
         ``gate`` [(t, open)] at every change, ``r2_t`` (M,) and ``r2`` (M, n) at every refit (the
@@ -49,8 +65,10 @@ def online_replay(
     from motor_ident.errors import ConfigError
     from motor_ident.scenario.build import build_identifier
     from motor_ident.scenario.loader import load_scenario
+    from motor_ident.scenario.nodes import IdentifierSettings
 
-    core = build_identifier(load_scenario(scenario).nodes["identifier"])
+    settings = load_scenario(scenario).nodes["identifier"] if scenario else IdentifierSettings()
+    core = build_identifier(settings, config)
     if tuple(core.regressor.robot.joint_names) != tuple(joints):
         raise ConfigError(
             f"--online {scenario}: its robot has joints {list(core.regressor.robot.joint_names)}, "
@@ -97,14 +115,16 @@ def cmd_identify(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from motor_ident.commands.data_options import load_robot, load_spec_arg, preparation, read_file, spec_defaults
     from motor_ident.core.estimation.identification import identify
     from motor_ident.io.bags.read import read_bag
     from motor_ident.io.bags.series import BagTopics
-    from motor_ident.io.data import load_record
     from motor_ident.io.params import ParameterSet, save_parameters
-    from motor_ident.io.robot_config import load_robot_config
+    from motor_ident.io.preprocess import prepare_record
 
-    config = load_robot_config(args.robot)
+    config = load_robot(args.robot)
+    spec = load_spec_arg(args)
+    spec_defaults(args, spec)
     regressor = config.build_regressor()
     console = Console(stderr=True)
     notes: tuple[str, ...] = ()
@@ -128,22 +148,26 @@ def cmd_identify(args: argparse.Namespace) -> int:
             bag = read_bag(
                 args.data,
                 joints=config.joints,
-                topics=BagTopics(joint_states=args.joint_states_topic, motor_states="", wrench="", commands=""),
+                topics=BagTopics(joint_states=args.joint_states_topic, commands="", **bag_topic_names(args, config)),
                 progress=stage(f"reading {args.data}") if _size(args.data) > 150 * PROGRESS_SAMPLES else None,
             )
             notes = bag.warnings
-            record = bag.joint_record(config.joints)
+            record = bag_joint_record(bag, args, config)
             if bag.gate is not None:
                 gate = [(float(t), bool(v[0])) for t, v in zip(bag.gate.t, bag.gate.values)]
             if bag.r2 is not None and bag.r2.values.shape[1] == len(config.joints):
                 r2 = (bag.r2.t, bag.r2.values)
         else:
-            record = load_record(args.data).select(config.joints)
-        record = record.with_derivatives()
+            record = read_file(args.data, spec).select(config.joints)
+        record, prepared = prepare_record(record, preparation(args, spec))
+        torque = apply_torque_source(args, config, regressor, record, payload_reader(args, config, spec))
+        record, notes = torque.record, notes + torque.notes
         assert record.qd is not None and record.qdd is not None
         online = None
-        if args.online:
-            online = online_replay(args.online, tuple(config.joints), record.t, record.q, record.qd, record.tau)
+        if args.online is not None:
+            online = online_replay(
+                args.online, tuple(config.joints), record.t, record.q, record.qd, record.tau, config=config
+            )
             gate = online["gate"]
             r2 = (online["r2_t"], online["r2"])
         theta_nominal = config.nominal_parameters(regressor)
@@ -166,8 +190,10 @@ def cmd_identify(args: argparse.Namespace) -> int:
             f"the estimate is not physically consistent ({consistency.reason}); "
             "--method sdp or --method log_cholesky keeps every link physically valid",
         )
+    for note in prepared:
+        print_wrapped("note", note)
     for note in notes:
-        print(f"warning: {note}", file=sys.stderr)
+        print_wrapped("warning", note)
     fit, base = result.fit, result.base
     print(f"robot {config.name}: {result.n_train} training samples, {result.n_heldout} held out, method {fit.method}")
     print(f"condition number {fit.condition_number:.4g}, {base.n_base} base parameters")
@@ -202,6 +228,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
                         "r2_per_joint": floats(fit.r2),
                         "condition_number": float(fit.condition_number),
                     },
+                    **torque.parameter_extra,
                 },
             ),
         )
@@ -226,7 +253,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
                 tau=record.tau,
                 gate=gate,
                 r2=r2,
-                notes=notes,
+                notes=prepared + notes,
             ),
         )
         print(f"report written to {report_page}")
@@ -246,6 +273,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
         "base_parameter_std": floats(fit.std),
         "n_samples": int(record.t.size),
         "warnings": list(notes),
+        **torque.json,
         "report": None if report_page is None else str(report_page),
     }
     if online is not None:
@@ -260,9 +288,25 @@ def cmd_identify(args: argparse.Namespace) -> int:
         }
         opened = online["gate_opened_at_s"]
         print(
-            f"online identifier ({args.online}): gate opened at "
+            f"online identifier ({args.online or 'default settings'}): gate opened at "
             f"{'never' if opened is None else f'{opened:.3f} s'}; at the end: {online['reason']}"
         )
+    if args.validate_on:
+        from motor_ident.commands.validate import validate_recording
+
+        payload["validation"] = validate_recording(
+            config,
+            regressor,
+            result.theta,
+            args.validate_on,
+            args,
+            report=None if report is None else report / "validation",
+            files={"identification_data": args.data},
+        )
+    if args.urdf_out:
+        from motor_ident.commands.validate import write_urdf
+
+        payload["urdf"] = write_urdf(args.urdf_out, config, regressor, result.theta)
     write_json(args.json, payload)
     return 0
 
@@ -271,7 +315,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``identify`` to the command line."""
     p = sub.add_parser("identify", help="offline identification from recorded data (CSV / NPZ / rosbag2)")
     p.add_argument("data", help="recorded data: .npz, .csv, or a rosbag2 bag (directory, .mcap or .db3)")
-    p.add_argument("--robot", required=True, help="robot config name (e.g. valkyrie_arm) or YAML path")
+    add_robot_argument(p)
     p.add_argument(
         "--method",
         choices=["ols", "wls", "nominal", "sdp", "log_cholesky"],
@@ -293,12 +337,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--online",
         metavar="SCENARIO",
-        help="also run the identifier node's sliding window and gate (settings of this scenario) over the "
-        "data: gate timeline and R2 over time in the report and JSON",
+        nargs="?",
+        const="",
+        help="also run the identifier node's sliding window and gate over the data, for the --robot robot: "
+        "gate timeline and R2 over time in the report and JSON. The identifier's settings come from SCENARIO "
+        "(a scenario file; it may name only the identifier's settings), or are the defaults without a value",
     )
     p.add_argument(
         "--joint-states-topic",
         default="/joint_states",
         help="bags: topic of the joint states (sensor_msgs/JointState; effort = joint torque)",
+    )
+    add_data_arguments(p)
+    add_torque_arguments(p)
+    p.add_argument(
+        "--validate-on",
+        metavar="DATA2",
+        help="then predict this separate recording (read like DATA) with the identified and the nominal model: "
+        "metrics, verdict and provenance under 'validation' in --json, a page in <report>/validation/",
+    )
+    add_verdict_arguments(p)
+    p.add_argument(
+        "--urdf-out",
+        metavar="FILE",
+        help="write the identified inertias and friction into a copy of the URDF, checked by reloading it "
+        "(needs physically consistent parameters: --method log_cholesky or sdp)",
     )
     p.set_defaults(func=cmd_identify)

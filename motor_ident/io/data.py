@@ -3,6 +3,11 @@
 NPZ: arrays ``t`` (N,), ``q`` (N, n), ``tau`` (N, n), optional ``qd`` and ``qdd`` (N, n), and
 ``joint_names`` (n,) strings. CSV: a header row with ``t``, then ``q.<joint>``, ``tau.<joint>``
 and optionally ``qd.<joint>`` / ``qdd.<joint>`` columns. Units: s, rad, rad/s, rad/s^2, N m.
+
+Raw torque measurements (`motor_ident.core.actuators.torque_sources` turns them into joint torques):
+NPZ arrays ``current`` (N, m) [A] and ``pwm`` (N, m) [-] with ``motor_names`` (m,), ``wrench``
+(N, 6) [N, N m]; CSV columns ``current.<motor>``, ``pwm.<motor>``, ``wrench.fx`` ... ``wrench.tz``.
+A record of raw measurements only has no ``tau``: it is then all NaN (`JointRecord.tau_measured`).
 """
 
 from __future__ import annotations
@@ -10,23 +15,30 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
-from motor_ident.core.estimation.signals import savgol_derivatives
+from motor_ident.core.estimation.signals import Differentiation
 from motor_ident.errors import DataError
 
 FloatArray = NDArray[np.float64]
 FIELDS = ("q", "qd", "qdd", "tau")
+MOTOR_FIELDS = ("current", "pwm")
+WRENCH_AXES = ("fx", "fy", "fz", "tx", "ty", "tz")
 WriteFn = Callable[[Path], object]  # its return value (e.g. bytes written) is ignored
 
 
 @dataclass(frozen=True, eq=False)
 class JointRecord:
-    """Time series of n joints. ``qd`` / ``qdd`` may be None until derived."""
+    """Time series of n joints. ``qd`` / ``qdd`` may be None until derived.
+
+    ``tau`` is all NaN when the record holds no joint torque, only raw measurements: motor
+    currents ``current`` (N, m) [A] or duty cycles ``pwm`` (N, m) [-] of the motors
+    ``motor_names``, or a 6-axis sensor's ``wrench`` (N, 6) [N, N m].
+    """
 
     t: FloatArray
     joint_names: tuple[str, ...]
@@ -34,11 +46,29 @@ class JointRecord:
     tau: FloatArray
     qd: FloatArray | None = None
     qdd: FloatArray | None = None
+    motor_names: tuple[str, ...] = ()
+    current: FloatArray | None = None
+    pwm: FloatArray | None = None
+    wrench: FloatArray | None = None
+
+    @property
+    def tau_measured(self) -> bool:
+        """False when ``tau`` is the all-NaN placeholder of a record of raw measurements."""
+        return not bool(np.all(np.isnan(self.tau)))
 
     def __post_init__(self) -> None:
         N, n = self.t.shape[0], len(self.joint_names)
+        for name, width in (("current", len(self.motor_names)), ("pwm", len(self.motor_names)), ("wrench", 6)):
+            arr = getattr(self, name)
+            if arr is not None and arr.shape != (N, width):
+                raise DataError(f"{name} has shape {arr.shape}: expected ({N}, {width})")
+            if arr is not None and not np.all(np.isfinite(arr)):
+                rows = np.flatnonzero(~np.all(np.isfinite(arr), axis=1))
+                raise DataError(f"{name} holds NaN or Inf in {rows.size} samples (first at index {rows[0]})")
         for name in FIELDS:
             arr = getattr(self, name)
+            if name == "tau" and arr is not None and arr.size and np.all(np.isnan(arr)):
+                continue  # not measured: the record carries raw measurements
             if arr is not None and arr.shape != (N, n):
                 raise DataError(
                     f"{name} has shape {arr.shape}: expected ({N}, {n}) for joints {list(self.joint_names)}"
@@ -58,17 +88,22 @@ class JointRecord:
             raise DataError(f"joints {missing} are not in the data; it holds {list(self.joint_names)}")
         idx = [self.joint_names.index(j) for j in joint_names]
         pick = {name: (None if getattr(self, name) is None else getattr(self, name)[:, idx]) for name in FIELDS}
-        return JointRecord(t=self.t, joint_names=tuple(joint_names), **pick)  # type: ignore[arg-type]  # q, tau are set
+        return replace(self, joint_names=tuple(joint_names), **pick)  # type: ignore[arg-type]  # q, tau are set
 
-    def with_derivatives(self, window_s: float = 0.05) -> JointRecord:
-        """Fill missing qd / qdd by zero-phase Savitzky-Golay differentiation of q (or of qd)."""
+    def with_derivatives(self, window_s: float = 0.05, differentiation: Differentiation | None = None) -> JointRecord:
+        """Fill missing qd / qdd by zero-phase differentiation of q (or of qd).
+
+        ``differentiation`` chooses the filter (`Differentiation`); by default Savitzky-Golay
+        with a ``window_s`` window.
+        """
         if self.qd is not None and self.qdd is not None:
             return self
-        _, qd, qdd = savgol_derivatives(self.t, self.q, window_s=window_s)
+        how = Differentiation(window_s=window_s) if differentiation is None else differentiation
+        _, qd, qdd = how.derivatives(self.t, self.q)
         if self.qd is not None:
-            _, qdd, _ = savgol_derivatives(self.t, self.qd, window_s=window_s)
+            _, qdd, _ = how.derivatives(self.t, self.qd)
             qd = self.qd
-        return JointRecord(t=self.t, joint_names=self.joint_names, q=self.q, tau=self.tau, qd=qd, qdd=qdd)
+        return replace(self, qd=qd, qdd=qdd)
 
 
 def load_record(path: str | Path) -> JointRecord:
@@ -97,17 +132,23 @@ def load_record(path: str | Path) -> JointRecord:
 
 def _load_npz(path: Path) -> JointRecord:
     with np.load(path, allow_pickle=False) as z:
-        missing = [k for k in ("t", "q", "tau", "joint_names") if k not in z.files]
+        raw = [k for k in ("current", "pwm", "wrench") if k in z.files]
+        missing = [k for k in ("t", "q", "joint_names") + (() if raw else ("tau",)) if k not in z.files]
         if missing:
             raise DataError(f"{path}: arrays {missing} are missing; it holds {z.files}")
-        arrays = {k: (np.asarray(z[k], dtype=float) if k in z.files else None) for k in FIELDS}
+        arrays = {k: (np.asarray(z[k], dtype=float) if k in z.files else None) for k in FIELDS + MOTOR_FIELDS}
+        q = np.asarray(z["q"], dtype=float)
         return JointRecord(
             t=np.asarray(z["t"], dtype=float),
             joint_names=tuple(str(s) for s in z["joint_names"]),
-            q=np.asarray(z["q"], dtype=float),
-            tau=np.asarray(z["tau"], dtype=float),
+            q=q,
+            tau=np.full(q.shape, np.nan) if arrays["tau"] is None else arrays["tau"],
             qd=arrays["qd"],
             qdd=arrays["qdd"],
+            motor_names=tuple(str(s) for s in z["motor_names"]) if "motor_names" in z.files else (),
+            current=arrays["current"],
+            pwm=arrays["pwm"],
+            wrench=np.asarray(z["wrench"], dtype=float) if "wrench" in z.files else None,
         )
 
 
@@ -120,7 +161,9 @@ def _load_csv(path: Path) -> JointRecord:
 
 def record_from_columns(columns: Mapping[str, FloatArray], source: str) -> JointRecord:
     """A record from named columns of N samples each: ``t``, ``q.<joint>``, ``tau.<joint>``, and
-    optionally ``qd.<joint>`` / ``qdd.<joint>`` (units as in the module docstring).
+    optionally ``qd.<joint>`` / ``qdd.<joint>`` and the raw torque measurements ``current.<motor>``,
+    ``pwm.<motor>``, ``wrench.fx`` ... ``wrench.tz`` (units as in the module docstring). With raw
+    measurements the ``tau`` columns may be absent (``tau`` is then all NaN).
 
     Args:
         columns: column name -> (N,) values, in SI units.
@@ -144,13 +187,33 @@ def record_from_columns(columns: Mapping[str, FloatArray], source: str) -> Joint
             return None
         return np.column_stack([columns[c] for c in names])
 
+    motors = list(dict.fromkeys(c.split(".", 1)[1] for c in columns if c.startswith(("current.", "pwm."))))
+
+    def raw_block(prefix: str, names: Sequence[str]) -> FloatArray | None:
+        present = [f"{prefix}.{m}" for m in names if f"{prefix}.{m}" in columns]
+        if not present:
+            return None
+        if len(present) != len(names):
+            absent = sorted(set(f"{prefix}.{m}" for m in names) - set(present))
+            raise DataError(f"{source}: columns {absent} are missing (one per motor {list(names)})")
+        return np.column_stack([np.asarray(columns[c], dtype=float) for c in present])
+
+    current, pwm = raw_block("current", motors), raw_block("pwm", motors)
+    wrench = raw_block("wrench", WRENCH_AXES)
+    q = block("q", True)
+    assert q is not None
+    tau = block("tau", current is None and pwm is None and wrench is None)
     return JointRecord(
         t=np.asarray(columns["t"], dtype=float),
         joint_names=tuple(joints),
-        q=block("q", True),  # type: ignore[arg-type]
-        tau=block("tau", True),  # type: ignore[arg-type]
+        q=q,
+        tau=np.full(q.shape, np.nan) if tau is None else tau,
         qd=block("qd", False),
         qdd=block("qdd", False),
+        motor_names=tuple(motors) if current is not None or pwm is not None else (),
+        current=current,
+        pwm=pwm,
+        wrench=wrench,
     )
 
 
@@ -158,14 +221,20 @@ def save_record(path: str | Path, record: JointRecord) -> None:
     """Write a record as NPZ or CSV (by suffix), atomically."""
     path = Path(path)
     arrays = {k: getattr(record, k) for k in FIELDS if getattr(record, k) is not None}
+    if not record.tau_measured:
+        del arrays["tau"]
+    raw = {k: getattr(record, k) for k in MOTOR_FIELDS + ("wrench",) if getattr(record, k) is not None}
     if path.suffix.lower() == ".npz":
+        names = {"motor_names": np.array(record.motor_names)} if record.motor_names else {}
 
         def write(tmp: Path) -> None:
             with open(tmp, "wb") as f:
-                np.savez_compressed(f, t=record.t, joint_names=np.array(record.joint_names), **arrays)
+                np.savez_compressed(f, t=record.t, joint_names=np.array(record.joint_names), **arrays, **raw, **names)  # type: ignore[arg-type]
     elif path.suffix.lower() == ".csv":
         header = ["t"] + [f"{k}.{j}" for k in arrays for j in record.joint_names]
-        table = np.column_stack([record.t] + list(arrays.values()))
+        for k in raw:
+            header += [f"{k}.{m}" for m in (WRENCH_AXES if k == "wrench" else record.motor_names)]
+        table = np.column_stack([record.t] + list(arrays.values()) + list(raw.values()))
 
         def write(tmp: Path) -> None:
             np.savetxt(tmp, table, delimiter=",", header=",".join(header), comments="", fmt="%.10g")

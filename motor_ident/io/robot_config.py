@@ -25,6 +25,11 @@ Schema (see ``config/valkyrie_arm.yaml`` for a commented example)::
           motor_parameters:               # per motor, the keys of joint_parameters
             m1: {gear_ratio: 100.0, rotor_inertia: 1.0e-5, friction_values: [1.0, 0.3],
                  motor: {k_pwm: 40.0}}
+      torque_source:                      # optional; default kind: joint_effort
+        kind: motor_current               # joint_effort | motor_current | motor_pwm | ft_sensor
+        drive_gains: {m1: 10.0, m2: 8.0}  # per motor [N m/A]; omitted = unknown (identify them)
+        gain_side: joint                  # joint: gearbox output; motor: rotor (times rho)
+        ft_frame: ''                      # ft_sensor: URDF frame of the sensor (or ft_joint: a joint)
 
 A coupled joint's reflected rotor inertia is the full matrix T^-T diag(rho^2 I) T^-1 (see
 `motor_ident.core.actuators.transmission`), so ``rotor_inertia`` belongs to the group's motors and a
@@ -40,20 +45,22 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 from numpy.typing import NDArray
 
 from motor_ident.core.actuators.friction import FrictionShape
 from motor_ident.core.actuators.motor import MotorParameters
+from motor_ident.core.actuators.torque_sources import TorqueConverter, TorqueSource, torque_converter
 from motor_ident.core.actuators.transmission import Transmission, TransmissionGroup, build_transmission
 from motor_ident.core.rigid_body.model import RobotModel, load_robot_model
 from motor_ident.core.rigid_body.regressor import Regressor
 from motor_ident.errors import ConfigError
+from motor_ident.io.urdf_robot import urdf_robot_mapping
+from motor_ident.schema import read_yaml
 
 FloatArray = NDArray[np.float64]
 
@@ -89,6 +96,7 @@ class RobotConfig:
     reflected_inertia: bool = True
     source: Path | None = None
     couplings: tuple[CouplingConfig, ...] = ()
+    torque_source: TorqueSource = TorqueSource()
 
     def build_transmission(self) -> Transmission:
         """Every joint with its motor(s): the coupled groups plus one motor per other joint."""
@@ -112,6 +120,24 @@ class RobotConfig:
             if joint not in coupled_joints:
                 by_motor[joint] = drive  # an uncoupled joint's motor is named after the joint
         return tuple(by_motor[m] for m in self.build_transmission().motors)
+
+    def torque_converter(self, kind: str | None = None, robot: RobotModel | None = None) -> TorqueConverter:
+        """The conversion of this robot's measurements to joint torques (`torque_source`, or ``kind``).
+
+        Raises:
+            ConfigError: a constant the source needs is not in the config.
+        """
+        source = self.torque_source
+        if kind is not None and kind != source.kind:
+            # without a configured sensor frame: a sensor at the last identified joint's link
+            ft_joint = source.ft_joint or ("" if source.ft_frame or kind != "ft_sensor" else self.joints[-1])
+            source = replace(source, kind=kind, ft_joint=ft_joint)
+        return torque_converter(
+            source,
+            self.build_transmission(),
+            motors=[d.motor for d in self.motor_drives()],
+            robot=(robot or self.build_model()) if source.kind == "ft_sensor" else None,
+        )
 
     def build_model(self) -> RobotModel:
         """The `RobotModel` of the URDF reduced to ``joints``, with gear ratios and rotor inertias."""
@@ -253,7 +279,17 @@ def robot_config_from_dict(
     """Validate a parsed ``robot:`` mapping into a `RobotConfig` (paths relative to ``base_dir``)."""
     if not isinstance(raw, Mapping):
         raise ConfigError(f"robot = {raw!r}: expected a mapping")
-    allowed = {"name", "urdf", "joints", "gravity", "friction", "joint_parameters", "reflected_inertia", "couplings"}
+    allowed = {
+        "name",
+        "urdf",
+        "joints",
+        "gravity",
+        "friction",
+        "joint_parameters",
+        "reflected_inertia",
+        "couplings",
+        "torque_source",
+    }
     unknown = set(raw) - allowed
     if unknown:
         raise ConfigError(f"robot: unknown keys {sorted(unknown)}; allowed {sorted(allowed)}")
@@ -295,7 +331,39 @@ def robot_config_from_dict(
     )
     if couplings:
         config.build_transmission()  # joints in two groups, clashing motor names
+    if raw.get("torque_source") is not None:
+        config = replace(config, torque_source=_torque_source(raw["torque_source"], config.build_transmission().motors))
     return config
+
+
+def _torque_source(raw: Any, motors: tuple[str, ...]) -> TorqueSource:
+    """Validate ``robot.torque_source`` (see `motor_ident.core.actuators.torque_sources`).
+
+    ``drive_gains`` is a mapping motor name -> gain [N m/A] naming every motor of the transmission.
+    """
+    key = "robot.torque_source"
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{key} = {raw!r}: expected a mapping such as {{kind: motor_current, drive_gains: ...}}")
+    allowed = {"kind", "drive_gains", "gain_side", "ft_frame", "ft_joint"}
+    unknown = set(raw) - allowed
+    if unknown:
+        raise ConfigError(f"{key}: unknown keys {sorted(unknown)}; allowed {sorted(allowed)}")
+    gains_raw = raw.get("drive_gains") or {}
+    if not isinstance(gains_raw, Mapping):
+        raise ConfigError(f"{key}.drive_gains = {gains_raw!r}: expected a mapping motor name -> gain [N m/A]")
+    if gains_raw and set(gains_raw) != set(motors):
+        raise ConfigError(f"{key}.drive_gains names {sorted(gains_raw)}: expected every motor {list(motors)}")
+    gains = _float_list([gains_raw[m] for m in motors], f"{key}.drive_gains") if gains_raw else ()
+    try:
+        return TorqueSource(
+            kind=str(raw.get("kind", "joint_effort")),
+            drive_gains=gains,
+            gain_side=str(raw.get("gain_side", "joint")),
+            ft_frame=str(raw.get("ft_frame", "")),
+            ft_joint=str(raw.get("ft_joint", "")),
+        )
+    except ConfigError as exc:
+        raise ConfigError(f"{exc}".replace("torque_source.", f"{key}.")) from None
 
 
 def _couplings(
@@ -367,17 +435,17 @@ def _couplings(
 
 
 def load_robot_config(name_or_path: str | Path) -> RobotConfig:
-    """Load and validate a robot config from a YAML path or a shipped config's name.
+    """Load and validate a robot config from a YAML path, a shipped config's name or a plain
+    URDF (every movable joint: `motor_ident.io.urdf_robot`).
 
     Raises:
         ConfigError: the file is missing, is not valid YAML, or a value is wrong (the message
             names the key, the value and what was expected).
     """
     path = find_config(name_or_path)
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    if path.suffix.lower() == ".urdf":
+        return robot_config_from_dict(urdf_robot_mapping(path), base_dir=path.parent, source=path)
+    doc = read_yaml(path)
     if not isinstance(doc, Mapping) or "robot" not in doc:
         raise ConfigError(f"{path}: expected a top-level 'robot:' mapping")
     try:

@@ -3,7 +3,6 @@ the executor and the BLAS thread cap every node process runs with."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -11,6 +10,7 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 
+from motor_ident.core.threads import limit_blas_threads
 from motor_ident.errors import ConfigError
 from motor_ident.io.robot_config import RobotConfig, load_robot_config
 
@@ -48,25 +48,6 @@ def load_robot(name: str) -> RobotConfig:
 ExecutorKind = Literal["events", "single_threaded"]
 # Executor of every node process (`run_node`) and of the runner; see run_node for the measurement.
 NODE_EXECUTOR: ExecutorKind = "events"
-
-# Environment variables that size the BLAS / OpenMP thread pools of libraries loaded later.
-_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
-
-
-def limit_blas_threads() -> None:
-    """Run numpy / scipy linear algebra on one thread in this process and the processes it starts.
-
-    A node's matrices are small (a 4-DoF regressor row block, a window of a few hundred rows):
-    a multi-threaded BLAS gains nothing there and, with several node processes on a few cores,
-    its idle-spinning worker threads steal the cores the 1 kHz callbacks need. Pools already
-    loaded are capped with threadpoolctl; the environment variables cap those loaded later
-    (cvxpy's solvers) and those of child processes.
-    """
-    from threadpoolctl import threadpool_limits
-
-    for variable in _THREAD_VARIABLES:
-        os.environ[variable] = "1"
-    threadpool_limits(limits=1)
 
 
 def make_executor(kind: ExecutorKind, context: Any = None) -> Any:

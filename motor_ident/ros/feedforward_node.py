@@ -41,6 +41,7 @@ import time
 import numpy as np
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray
+from numpy.typing import NDArray
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -139,7 +140,7 @@ class FeedforwardNode(Node):
         return FeedforwardConfig(
             kp=np.array(per_joint("kp", settings.kp, n)),
             kd=np.array(per_joint("kd", settings.kd, n)),
-            effort_limit=limit,
+            effort_limit=np.asarray(limit, dtype=float),
             rate_limit=np.array(per_joint("rate_limit", settings.rate_limit, n)),
             safe_mode=settings.safe_mode,
         )
@@ -272,7 +273,8 @@ class FeedforwardNode(Node):
                 f"trajectory_horizon = {settings.trajectory_horizon!r} s holds no point at trajectory_spacing = "
                 f"{settings.trajectory_spacing!r} s: expected horizon >= spacing"
             )
-        self.point_offsets = settings.trajectory_spacing * np.arange(1, count + 1)
+        offsets: NDArray[np.float64] = np.arange(1, count + 1, dtype=np.float64)
+        self.point_offsets = settings.trajectory_spacing * offsets
         self.trajectory_msg = JointTrajectory()
         self.trajectory_msg.joint_names = list(names)
         self.trajectory_points = [JointTrajectoryPoint() for _ in range(count)]

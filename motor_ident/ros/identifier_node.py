@@ -1,13 +1,18 @@
 """``identifier``: sliding-buffer online identification with an R^2 gate (Kolathaya et al. 2016, section VI).
 
-Subscribes ``joint_states``; feeds `motor_ident.core.estimation.online.OnlineIdentifier` (the same
-regressor, base parameters and least squares as ``motor-ident identify``). Publishes:
+Subscribes ``joint_states``, and what its torque source needs (``torque_source``, default the robot
+config's; `motor_ident.ros.torque_inputs`): ``motor_states`` (currents or duty cycles) or
+``ft_sensor/wrench``, paired with the joint states by stamp; feeds
+`motor_ident.core.estimation.online.OnlineIdentifier` (the same regressor, base parameters and least
+squares as ``motor-ident identify``). A secondary topic silent for ``secondary_timeout`` closes the
+gate, with the topic named in /diagnostics. Publishes:
 
 - ``~/parameters``: the current window estimate of the base parameters (Float64MultiArray; the
   names, in order, are the read-only parameter ``parameter_names``);
 - ``~/active_parameters``: the base parameters of the model in use — identified while the gate
-  is open (their physically consistent projection), nominal otherwise (latched; the
-  feedforward node follows it);
+  is open (their physically consistent projection), nominal otherwise (latched);
+- ``~/active_full_parameters``: the same model as full parameters (regressor order, physically
+  valid when the gate checked it; latched): the feedforward node runs RNEA on it;
 - ``~/predicted_effort``: torque predicted by the active model for the latest sample, beside the
   measurement for rqt_plot; ``~/r2``: R^2 per joint on the window; ``~/gate_open``;
 - ``/diagnostics``: R^2 per joint, condition number, physical consistency, buffer fill, gate
@@ -56,6 +61,7 @@ from motor_ident.ros.conversions import (
     stamp_to_seconds,
 )
 from motor_ident.ros.parameters import declare_settings
+from motor_ident.ros.torque_inputs import TorqueInputs
 from motor_ident.scenario.build import build_identifier
 from motor_ident.scenario.nodes import IdentifierSettings
 
@@ -84,17 +90,20 @@ class IdentifierNode(Node):
 
         self.param_pub = self.create_publisher(Float64MultiArray, "~/parameters", 10)
         self.active_pub = self.create_publisher(Float64MultiArray, "~/active_parameters", LATCHED_QOS)
+        self.active_full_pub = self.create_publisher(Float64MultiArray, "~/active_full_parameters", LATCHED_QOS)
         self.predicted_pub = self.create_publisher(JointState, "~/predicted_effort", 10)
         self.r2_pub = self.create_publisher(Float64MultiArray, "~/r2", 10)
         self.gate_pub = self.create_publisher(Bool, "~/gate_open", LATCHED_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.state_sub = self.create_subscription(JointState, "joint_states", self._on_state, IDENTIFIER_STATE_QOS)
+        self.inputs = TorqueInputs(self, self.config, self.settings, self.regressor.robot, self._add_sample, self.drops)
+        self._stale = ""
         self.create_service(Trigger, "~/reset", self._on_reset)
         self.create_service(Trigger, "~/save", self._on_save)
         self.create_service(SetBool, "~/use_nominal", self._on_use_nominal)
         self.create_timer(self.settings.diagnostics_period, self._publish_diagnostics)
         self._last_gate: bool | None = None
-        self._last_fit = None
+        self._last_fit: object = None  # the fit last published
         self.gate_history: list[tuple[float, bool]] = []
         self._publish_active()
         self.get_logger().info(
@@ -114,7 +123,7 @@ class IdentifierNode(Node):
 
     # -- data path -------------------------------------------------------------------------------
     def _on_state(self, msg: JointState) -> None:
-        arrays, reason = joint_state_arrays(msg, self.index)
+        arrays, reason = joint_state_arrays(msg, self.index, self.inputs.state_fields)
         if not arrays:
             self.drops.add(reason)
             return
@@ -126,7 +135,10 @@ class IdentifierNode(Node):
             return
         if self.stamps.restarted and previous is not None:
             self._restart(previous, t)
-        q, qd, tau = arrays
+        self.inputs.on_joint_state(t, arrays)  # joint_effort: at once; else once paired with its measurement
+
+    def _add_sample(self, t: float, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> None:
+        """A sample with its joint torques (from the torque source) for the estimator."""
         if not self.core.add_sample(t, q, qd, tau):  # unreachable for checked samples; counted if not
             self.drops.add(Reason(f"sample at {t:.3f} s refused by the estimator", "refused by the estimator"))
             return
@@ -139,6 +151,7 @@ class IdentifierNode(Node):
         """The clock restarted (bag loop, simulator reset): empty the buffer, nominal model."""
         self.core.reset()
         self.core.last_time = None  # the new clock's first sample starts the filters again
+        self.inputs.reset()
         self._publish_active()
         self.get_logger().warning(
             f"clock restarted: {self.stamps.confirm} states in a row went from {previous:.3f} to {t:.3f} s; "
@@ -164,6 +177,7 @@ class IdentifierNode(Node):
 
     def _publish_active(self) -> None:
         self.active_pub.publish(make_array(self.core.active_theta, "base_parameters"))
+        self.active_full_pub.publish(make_array(self.core.active_theta_full, "full_parameters"))
         self.gate_pub.publish(Bool(data=self.core.gate_open))
         self._last_gate = self.core.gate_open
 
@@ -241,6 +255,7 @@ class IdentifierNode(Node):
             "active_model": "identified" if core.gate_open else f"nominal ({self.nominal_source})",
             "buffer_fill": f"{core.window.count}/{core.window.window}",
             "samples_used": core.samples_used,
+            "equations_near_rest_per_joint": core.samples_near_rest.tolist(),  # left out by min_velocity
             **self.drops.diagnostic_values(),
             "buffer_resets": core.resets,
         }
@@ -267,6 +282,15 @@ class IdentifierNode(Node):
         if fit is not None and not np.all(np.isfinite(fit.theta)):
             level = ERROR
         message = core.gate.reason
+        values.update(self.inputs.diagnostic_values())
+        stale = self.inputs.stale()
+        if stale and not self._stale:  # a torque measurement stopped: nothing to identify from
+            core.reset()
+            self._publish_active()
+        self._stale = stale
+        if stale:
+            values["gate"], values["reason"] = "closed", f"{stale}: gate closed"
+            level, message = max(level, WARN), f"{stale}: gate closed, nominal model active"
         values["joint_states_publishers"], crowded = publisher_warning(self, self.state_sub.topic_name)
         if crowded:
             level, message = max(level, WARN), f"{crowded}; {message}"

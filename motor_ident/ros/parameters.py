@@ -66,7 +66,7 @@ def declare_settings(
     node: Node,
     cls: type[T],
     apply: Callable[[T], None] | None = None,
-    check: Callable[[T], None] | None = None,
+    check: Callable[[T], object] | None = None,
 ) -> T:
     """Declare every setting of ``cls`` on ``node`` and return the settings it starts with.
 

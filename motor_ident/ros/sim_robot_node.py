@@ -3,9 +3,14 @@
 Publishes ``joint_states`` (position, velocity, effort = measured joint torque), ``motor_states``
 (rotor encoders and motor torques at the rotors, names and order = the motors of the robot
 config's transmission: a coupling group's ``motors``, an uncoupled joint's motor named after the
-joint) and ``/clock``. It takes the commands of ONE ros2_control command interface, chosen by
-``command_interface`` (std_msgs/Float64MultiArray, as ros2_controllers' forward command
-controllers take them); the other topic is not subscribed, so a command is never applied twice:
+joint) and ``/clock``. With ``motor_effort: motor_current`` or ``motor_pwm`` the motor states'
+effort holds what the drives read instead of the rotor torque: currents [A] made with true drive
+gains a few percent off the config's nominal ones, or duty cycles; with ``publish_wrench`` the
+robot config's F/T sensor publishes ``ft_sensor/wrench`` (`motor_ident.sim.sensors`).
+
+It takes the commands of ONE ros2_control command interface, chosen by ``command_interface``
+(std_msgs/Float64MultiArray, as ros2_controllers' forward command controllers take them); the
+other topic is not subscribed, so a command is never applied twice:
 
 - ``effort``: joint torques on ``effort_controller/commands``, joint order of the robot config;
 - ``pwm``: motor duty cycles on ``pwm_controller/commands``, motor order (the robot config's
@@ -14,7 +19,9 @@ controllers take them); the other topic is not subscribed, so a command is never
   through the coupling T. The measured joint torque is then the link-side one, as from joint
   torque sensors (an iCub's F/T-based estimates).
 
-The physics is `motor_ident.sim.plant.SimulatedRobot` (its docstring has the equations).
+The physics is the plant of ``engine`` (`motor_ident.sim.engines.make_plant`):
+`motor_ident.sim.plant.SimulatedRobot` (pinocchio, its docstring has the equations) or
+`motor_ident.sim.mujoco_plant.MujocoRobot` (MuJoCo, joint torques only).
 
 Two ways to run:
 - ``lockstep: false``: a wall timer steps at ``rate_hz`` (real time), holding the last command.
@@ -28,6 +35,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -38,11 +46,12 @@ from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, load_robot, run_node
 from motor_ident.ros.conversions import array_values, make_joint_state, seconds_to_stamp
 from motor_ident.ros.parameters import declare_settings
 from motor_ident.scenario.nodes import SimRobotSettings
-from motor_ident.sim.plant import simulated_robot
+from motor_ident.sim.engines import make_plant
+from motor_ident.sim.sensors import SimSensors
 
 
 class SimRobotNode(Node):
-    """Adapter between `SimulatedRobot` and ROS topics."""
+    """Adapter between a simulated robot (`motor_ident.sim.engines.Plant`) and ROS topics."""
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("sim_robot", **kwargs)  # type: ignore[arg-type]
@@ -53,10 +62,11 @@ class SimRobotNode(Node):
         self.lockstep_timeout = self.settings.lockstep_timeout
         self.duration = self.settings.duration
         try:
-            self.sim = simulated_robot(config, plant_config)
+            self.sim = make_plant(config, plant_config)
         except ConfigError as exc:
             raise ConfigError(
-                f"parameter robot = {config.name!r}, command_interface = {plant_config.command_interface!r}: {exc}"
+                f"parameter robot = {config.name!r}, engine = {plant_config.engine!r}, "
+                f"command_interface = {plant_config.command_interface!r}: {exc}"
             ) from None
         self.joint_names = list(config.joints)
         order = [name for name in self.settings.joint_state_order if name]
@@ -70,6 +80,14 @@ class SimRobotNode(Node):
         self.command_interface = plant_config.command_interface
         self.state_pub = self.create_publisher(JointState, "joint_states", STATE_QOS)
         self.motor_pub = self.create_publisher(JointState, "motor_states", STATE_QOS)
+        self.sensors = SimSensors(config, self.settings.sensors)  # motor_states.effort as currents / PWM, F/T
+        if self.settings.sensors.publish_wrench and getattr(self.sim, "qdd", None) is None:
+            raise ConfigError(f"publish_wrench: engine {plant_config.engine!r} gives no joint accelerations")
+        self.wrench_pub = (
+            self.create_publisher(WrenchStamped, "ft_sensor/wrench", STATE_QOS)
+            if self.settings.sensors.publish_wrench
+            else None
+        )
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if self.settings.publish_clock else None
         if self.command_interface == "pwm":
             self.create_subscription(Float64MultiArray, "pwm_controller/commands", self._on_pwm, COMMAND_QOS)
@@ -83,7 +101,8 @@ class SimRobotNode(Node):
         self.timer = self.create_timer(period, self._on_timer)
         self._publish()
         self.get_logger().info(
-            f"simulating {config.name} ({len(self.joint_names)} joints) at {plant_config.rate_hz:g} Hz, "
+            f"simulating {config.name} ({len(self.joint_names)} joints) with {plant_config.engine} at "
+            f"{plant_config.rate_hz:g} Hz, "
             f"{'lockstep' if self.lockstep else 'real time'}, {self.command_interface} commands"
         )
 
@@ -134,10 +153,20 @@ class SimRobotNode(Node):
             self.clock_pub.publish(Clock(clock=seconds_to_stamp(m.t)))
         i = self.publish_index
         self.state_pub.publish(make_joint_state(self.published_names, m.t, m.q[i], m.qd[i], m.effort[i]))
-        self.motor_pub.publish(
-            make_joint_state(self.motor_names, m.t, m.motor_position, m.motor_velocity, m.motor_effort)
-        )
+        effort = self.sensors.motor_effort(m.effort, m.qd, m.motor_effort)
+        self.motor_pub.publish(make_joint_state(self.motor_names, m.t, m.motor_position, m.motor_velocity, effort))
+        if self.wrench_pub is not None:
+            self._publish_wrench(m.t, m.q, m.qd)
         self._awaiting_since = time.monotonic()
+
+    def _publish_wrench(self, t: float, q: np.ndarray, qd: np.ndarray) -> None:
+        w = self.sensors.wrench(q, qd, getattr(self.sim, "qdd", np.zeros_like(q)))
+        msg = WrenchStamped()
+        msg.header.stamp = seconds_to_stamp(t)
+        msg.header.frame_id = "ft_sensor"
+        msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = (float(x) for x in w[:3])
+        msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z = (float(x) for x in w[3:])
+        self.wrench_pub.publish(msg)  # type: ignore[union-attr]  # set when publish_wrench
 
 
 def main(args: list[str] | None = None) -> None:

@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from motor_ident.core.actuators.torque_sources import TORQUE_SOURCES
 from motor_ident.core.control.pwm import PwmFeedforwardConfig
 from motor_ident.core.control.vrec import SIDES
 from motor_ident.core.estimation.online import IdentifierConfig
@@ -21,6 +22,7 @@ from motor_ident.errors import ConfigError
 from motor_ident.papers.xin.bench import XIN_MOTOR_KI, XIN_MOTOR_KP, xin_bench_parameters
 from motor_ident.schema import inline, markdown_table, setting
 from motor_ident.sim.plant import PlantConfig
+from motor_ident.sim.sensors import SimSensorSettings
 
 # Robot config of a node whose parameters do not name one.
 DEFAULT_ROBOT = "valkyrie_arm"
@@ -61,6 +63,7 @@ class SimRobotSettings:
     joint_state_order: tuple[str, ...] = setting(
         ("",), "joint order of published states ([''] = config order)", demo=True
     )
+    sensors: SimSensorSettings = inline(SimSensorSettings)
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,20 @@ class IdentifierSettings:
         1.0, "scale of the config's friction in the nominal model", low=0.0, demo=True
     )
     parameters_file: str = setting("", "YAML file for ~/save, reloaded at start ('' = none)")
+    torque_source: str = setting(
+        "",
+        "where joint torque comes from ('' = the robot config's torque_source): joint_states.effort, "
+        "motor_states.effort as currents or duty cycles, or the F/T wrench",
+        choices=("", *TORQUE_SOURCES),
+    )
+    motor_states_topic: str = setting("motor_states", "motor_current / motor_pwm: the drives' readings")
+    wrench_topic: str = setting("ft_sensor/wrench", "ft_sensor: the sensor's WrenchStamped")
+    align_tolerance: float = setting(
+        0.0005, "largest stamp difference of a joint state and its motor_states / wrench", unit="s", low=0.0
+    )
+    secondary_timeout: float = setting(
+        0.5, "motor_states / wrench silent this long (wall) close the gate", unit="s", low=0.0, open=(True, False)
+    )
     stamps: StampSettings = inline(StampSettings)
     diagnostics_period: float = _diagnostics_period()
 
@@ -106,7 +123,26 @@ class FeedforwardSettings:
     blend_rate: float = setting(
         50.0, "a model switch moves no joint torque faster", unit="N m/s", low=0.0, open=(True, False), live=True
     )
-    parameters_topic: str = setting("identifier/active_parameters", "base parameters of the model to use")
+    parameters_topic: str = setting(
+        "identifier/active_full_parameters",
+        "model to use: full parameters (regressor order), or base ones completed with the nominal dependents",
+    )
+    output: str = setting(
+        "forward_command",
+        "forward_command: a torque per joint_states sample on effort_controller/commands; joint_trajectory: "
+        "points with efforts for a joint_trajectory_controller (effort interface) on joint_trajectory",
+        choices=("forward_command", "joint_trajectory"),
+    )
+    trajectory_rate: float = setting(50.0, "joint_trajectory: messages per second", unit="Hz", low=1.0, high=1000.0)
+    trajectory_horizon: float = setting(
+        0.2, "joint_trajectory: reference time covered by each message", unit="s", low=0.0, open=(True, False)
+    )
+    trajectory_spacing: float = setting(
+        0.01, "joint_trajectory: time between points", unit="s", low=0.0, high=1.0, open=(True, False)
+    )
+    controller_joints: tuple[str, ...] = setting(
+        ("",), "joint_trajectory: joint names in the controller's order ([''] = config order)"
+    )
     stamps: StampSettings = inline(StampSettings)
     diagnostics_period: float = _diagnostics_period()
 

@@ -243,14 +243,14 @@ def test_identifier_keeps_its_buffer_under_strays_and_restarts_on_a_bag_loop(ros
 @pytest.mark.ros
 def test_bad_clock_parameters_are_refused_by_name(ros) -> None:
     """clock_restart_samples < 1 or max_stamp_jump <= 0 stop the node, naming the parameter and
-    the value (the range check is the parameter descriptor's, from the settings class)."""
+    the value in the settings class's words (as a scenario file's bad value is)."""
     from motor_ident.errors import ConfigError
     from motor_ident.ros.feedforward_node import FeedforwardNode
     from motor_ident.ros.identifier_node import IdentifierNode
 
-    with pytest.raises(ConfigError, match=r"parameter clock_restart_samples\b.*\b0\b"):
+    with pytest.raises(ConfigError, match=r"parameter: clock_restart_samples = 0: expected an integer >= 1"):
         ros.add(FeedforwardNode, clock_restart_samples=0)
-    with pytest.raises(ConfigError, match=r"parameter max_stamp_jump\b.*-1\.0"):
+    with pytest.raises(ConfigError, match=r"parameter: max_stamp_jump = -1\.0: expected a float > 0"):
         ros.add(IdentifierNode, max_stamp_jump=-1.0)
 
 

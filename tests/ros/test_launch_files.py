@@ -102,6 +102,7 @@ ROSDEP_KEYS = {
     "scipy": "python3-scipy",
     "yaml": "python3-yaml",
     "matplotlib": "python3-matplotlib",
+    "pandas": "python3-pandas",
     "pinocchio": "pinocchio",
     **{
         name: name
@@ -113,6 +114,7 @@ ROSDEP_KEYS = {
             "rosgraph_msgs",
             "std_msgs",
             "sensor_msgs",
+            "geometry_msgs",
             "trajectory_msgs",
             "diagnostic_msgs",
             "std_srvs",
@@ -121,7 +123,7 @@ ROSDEP_KEYS = {
         )
     },
 }
-PIP_ONLY = {"cvxpy", "rosbags", "gmr", "rich", "threadpoolctl"}
+PIP_ONLY = {"cvxpy", "rosbags", "gmr", "rich", "threadpoolctl", "mujoco", "distributed", "duckdb", "pyarrow"}
 
 
 def _imported_modules(paths: list[Path]) -> set[str]:
@@ -447,9 +449,8 @@ def _edited_copy(scenario: str, changes: dict[str, dict[str, Any]], directory: P
     """The scenario's parameter file with ``changes`` applied, written to ``directory``."""
     params = yaml.safe_load((REPO / "config" / "scenarios" / f"{scenario}.yaml").read_text())
     for node, values in changes.items():
-        for name, value in values.items():
-            assert name in params[node]["ros__parameters"], f"{scenario}.yaml has no {node}.{name}"
-            params[node]["ros__parameters"][name] = value
+        assert node in params, f"{scenario}.yaml has no {node}"
+        params[node]["ros__parameters"].update(values)  # a default the file leaves out, or one it sets
     path = directory / f"edited_{scenario}.yaml"
     path.write_text(yaml.safe_dump(params))
     return path

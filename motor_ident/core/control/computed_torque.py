@@ -17,6 +17,7 @@ bounded per second, so a switch never steps the command.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -105,8 +106,8 @@ def commanded_acceleration(
     out = np.empty(config.kp.shape) if out is None else out
     np.subtract(q_ref, q, out=out)
     out *= config.kp
-    out += qdd_ref
-    out += config.kd * np.subtract(qd_ref, qd)
+    out += cast(FloatArray, qdd_ref)
+    out += config.kd * cast(FloatArray, np.subtract(qd_ref, qd))
     return out
 
 
@@ -135,13 +136,13 @@ class ComputedTorque:
     def torque(self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, theta_base: ArrayLike) -> FloatArray:
         """Model torque ``Y_base(q, qd, qdd) theta_base`` (n,) [N m], friction included."""
         Y = self.regressor.rows(q, qd, qdd, out=self._Y)[0]
-        return self.base.base_regressor(Y) @ np.asarray(theta_base, dtype=float)
+        return cast(FloatArray, self.base.base_regressor(Y) @ np.asarray(theta_base, dtype=float))
 
     def gravity(self, q: ArrayLike, theta_base: ArrayLike) -> FloatArray:
         """Gravity torque of the model at ``q`` (n,) [N m]: no motion, friction columns zeroed."""
         Y = self.regressor.rows(q, self._zeros, self._zeros, out=self._Y)[0]
         Y[:, self._friction_cols] = 0.0
-        return self.base.base_regressor(Y) @ np.asarray(theta_base, dtype=float)
+        return cast(FloatArray, self.base.base_regressor(Y) @ np.asarray(theta_base, dtype=float))
 
     def command_rows(
         self, q: ArrayLike, qd: ArrayLike, q_ref: ArrayLike, qd_ref: ArrayLike, qdd_ref: ArrayLike
@@ -161,7 +162,7 @@ class ComputedTorque:
         theta_base: ArrayLike,
     ) -> FloatArray:
         """Unsaturated computed torque for the measured state and the reference (n,) [N m]."""
-        return self.command_rows(q, qd, q_ref, qd_ref, qdd_ref) @ np.asarray(theta_base, dtype=float)
+        return cast(FloatArray, self.command_rows(q, qd, q_ref, qd_ref, qdd_ref) @ np.asarray(theta_base, dtype=float))
 
 
 class ModelBlend:

@@ -177,6 +177,11 @@ class RegressionStatistics:
     to nominal) and every fit metric (R^2 both ways, RMSE, NRMSE) is a function of these, so a
     10-minute recording is identified in chunks with memory independent of its length, and the
     sliding window of the online identifier adds and removes samples in O(n p^2).
+
+    A sample may leave out some joints' equations (``mask`` in `add`: a joint near rest, where
+    dry friction fits no model). ``counts`` (n,) holds the equations per joint and every per-joint
+    metric (the mean of tau_j for the centred R^2, RMSE, sigma_j) divides by it; ``count`` is the
+    samples with at least one equation. Without masks ``counts`` equals ``count`` for every joint.
     """
 
     def __init__(self, n: int, p: int) -> None:
@@ -186,6 +191,7 @@ class RegressionStatistics:
         self.yy = np.zeros(n)
         self.ysum = np.zeros(n)
         self.count = 0.0
+        self.counts = np.zeros(n)
         self.ymin = np.full(n, np.inf)
         self.ymax = np.full(n, -np.inf)
 
@@ -197,8 +203,18 @@ class RegressionStatistics:
         stats.add(Y, tau)
         return stats
 
-    def add(self, Y: FloatArray, tau: FloatArray, weight: float = 1.0) -> None:
-        """Add samples Y (N, n, p), tau (N, n) with a weight (-1 removes them again)."""
+    def add(self, Y: FloatArray, tau: FloatArray, weight: float = 1.0, mask: NDArray[np.bool_] | None = None) -> None:
+        """Add samples Y (N, n, p), tau (N, n) with a weight (-1 removes them again).
+
+        ``mask`` (N, n) bool: the equations used (False leaves joint j of sample k out: its
+        regressor row and torque); None uses all. Removing samples needs the mask they were added with.
+        """
+        if mask is not None:
+            mask = np.asarray(mask, dtype=bool)
+            if mask.shape != tau.shape:
+                raise DataError(f"mask {mask.shape}: expected the torques' shape {tau.shape}")
+            Y = np.where(mask[:, :, None], Y, 0.0)
+            tau = np.where(mask, tau, 0.0)
         if Y.shape[0] == 1:  # one sample: outer products, no matrix product machinery
             outer = Y[0][:, :, None] * Y[0][:, None, :]
             yb = Y[0] * tau[0][:, None]
@@ -213,16 +229,51 @@ class RegressionStatistics:
         self.b += yb
         self.yy += weight * np.einsum("sj,sj->j", tau, tau)
         self.ysum += weight * tau.sum(axis=0)
-        self.count += weight * Y.shape[0]
+        if mask is None:
+            self.count += weight * Y.shape[0]
+            self.counts += weight * Y.shape[0]
+        else:
+            self.count += weight * float(np.count_nonzero(mask.any(axis=1)))
+            self.counts += weight * np.count_nonzero(mask, axis=0)
         if weight > 0.0 and tau.shape[0]:
-            self.ymin = np.minimum(self.ymin, tau.min(axis=0))
-            self.ymax = np.maximum(self.ymax, tau.max(axis=0))
+            if mask is None:
+                self.ymin = np.minimum(self.ymin, tau.min(axis=0))
+                self.ymax = np.maximum(self.ymax, tau.max(axis=0))
+            else:
+                self.ymin = np.minimum(self.ymin, np.where(mask, tau, np.inf).min(axis=0))
+                self.ymax = np.maximum(self.ymax, np.where(mask, tau, -np.inf).max(axis=0))
+
+    def merge(self, other: RegressionStatistics) -> None:
+        """Add the samples of ``other`` (statistics of another chunk of the same problem), exactly.
+
+        Raises:
+            EstimationError: the two have different joint or parameter counts.
+        """
+        if (other.n, other.p) != (self.n, self.p):
+            raise EstimationError(
+                f"statistics of {other.n} x {other.p} (joints x parameters): expected {self.n} x {self.p}"
+            )
+        self.A += other.A
+        self.b += other.b
+        self.yy += other.yy
+        self.ysum += other.ysum
+        self.count += other.count
+        self.counts += other.counts
+        self.ymin = np.minimum(self.ymin, other.ymin)
+        self.ymax = np.maximum(self.ymax, other.ymax)
 
     def scale(self, factor: float) -> None:
         """Multiply every statistic by ``factor`` (exponential forgetting)."""
-        for array in (self.A, self.b, self.yy, self.ysum):
+        for array in (self.A, self.b, self.yy, self.ysum, self.counts):
             array *= factor
         self.count *= factor
+
+    @property
+    def equations(self) -> float:
+        """Equations (joint rows) in the statistics: ``count * n`` without masks, else ``sum(counts)``."""
+        if np.all(self.counts == self.count):
+            return self.count * self.n
+        return float(self.counts.sum())
 
     def sse(self, theta: ArrayLike) -> FloatArray:
         """Residual sum of squares per joint for ``theta``: y'y - 2 theta'b + theta'A theta, shape (n,)."""
@@ -234,7 +285,7 @@ class RegressionStatistics:
     def metrics(self, theta: ArrayLike) -> FitMetrics:
         """R^2 (centred and uncentred), RMSE and NRMSE per joint of the samples for ``theta``."""
         sse = self.sse(theta)
-        count = max(self.count, 1e-300)
+        count = np.maximum(self.counts, 1e-300)
         sst = self.yy - self.ysum**2 / count
         with np.errstate(divide="ignore", invalid="ignore"):
             r2 = np.where(sst > 0.0, 1.0 - sse / np.where(sst > 0.0, sst, 1.0), np.where(sse > 0.0, -np.inf, 1.0))
@@ -266,12 +317,16 @@ class RegressionStatistics:
             raise EstimationError("no samples to estimate from")
 
     def ols(self) -> Fit:
-        """Ordinary least squares; covariance ``s^2 (Y'Y)^-1`` with s^2 = e'e / (N n - p)."""
+        """Ordinary least squares; covariance ``s^2 (Y'Y)^-1`` with s^2 = e'e / (N n - p).
+
+        N n is the number of equations (`equations`); sigma_j^2 = |e_j|^2 / (N_j - p / n) with
+        N_j the equations of joint j.
+        """
         self._require_samples()
         theta, inv, cond = solve_normal_equations(self.A.sum(axis=0), self.b.sum(axis=0))
         sse = self.sse(theta)
-        s2 = float(sse.sum()) / max(self.count * self.n - self.p, 1.0)
-        sigma = np.sqrt(sse / max(self.count - self.p / self.n, 1.0))
+        s2 = float(sse.sum()) / max(self.equations - self.p, 1.0)
+        sigma = np.sqrt(sse / np.maximum(self.counts - self.p / self.n, 1.0))
         return self._fit(theta, s2 * inv, sigma, cond, "ols")
 
     def wls(self, sigma: ArrayLike | None = None) -> Fit:
@@ -309,9 +364,9 @@ class RegressionStatistics:
             alpha**2 * info + prior * np.eye(self.p), alpha**2 * self.b.sum(axis=0) + prior * theta0
         )
         sse = self.sse(theta)
-        s2 = float(sse.sum()) / max(self.count * self.n - self.p, 1.0)
+        s2 = float(sse.sum()) / max(self.equations - self.p, 1.0)
         covariance = s2 * alpha**4 * inv @ info @ inv
-        sigma = np.sqrt(sse / max(self.count, 1.0))
+        sigma = np.sqrt(sse / np.maximum(self.counts, 1.0))
         return self._fit(theta, covariance, sigma, cond, "nominal")
 
 

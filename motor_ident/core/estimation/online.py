@@ -45,7 +45,7 @@ class DelayLine:
 
     def __init__(self, n: int, delay: int) -> None:
         self.delay = max(int(delay), 0)
-        self._buf = np.zeros((self.delay + 1, n))
+        self._buf: FloatArray = np.zeros((self.delay + 1, n))
         self._k = 0
         self._filled = 0
 
@@ -60,7 +60,8 @@ class DelayLine:
         self._filled = min(self._filled + 1, self._buf.shape[0])
         if self._filled < self._buf.shape[0]:
             return None
-        return self._buf[self._k]
+        oldest: FloatArray = self._buf[self._k]
+        return oldest
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,10 @@ class IdentifierConfig:
         refit_every: refit after this many accepted samples (1 = every sample).
         velocity_cutoff_hz: EMA cutoff for velocity and acceleration [Hz].
         alpha: data weight of the pull toward the nominal model (Kolathaya et al. 2016, eq. 105), in (0, 1].
+        min_velocity: the equation of a joint slower than this [rad/s] (delay-aligned velocity)
+            stays out of the window, the other joints' equations of that sample are kept: near
+            rest, dry friction is anywhere between its static limits (a sticking joint fits no
+            friction model); 0 keeps every equation.
         gate: when the identified model may be used.
     """
 
@@ -88,6 +93,9 @@ class IdentifierConfig:
         low=0.0,
         high=1.0,
         open=(True, False),
+    )
+    min_velocity: float = setting(
+        0.0, "a joint slower than this leaves its equation out of the window (0: keep all)", unit="rad/s", low=0.0
     )
     gate: GateConfig = inline(GateConfig)
 
@@ -127,6 +135,9 @@ class OnlineIdentifier:
         self.last_time: float | None = None
         self.samples_seen = 0
         self.samples_used = 0
+        # equations left out by min_velocity per joint, (n,); a sample with none left still takes
+        # its slot in the window, so the window spans the same time whatever min_velocity is
+        self.samples_near_rest = np.zeros(n, dtype=int)
         self.dropped = 0
         self.resets = 0
         self._since_refit = 0
@@ -144,6 +155,16 @@ class OnlineIdentifier:
             return self.theta_nominal
         consistency = self.gate.consistency
         return consistency.theta_base if consistency is not None else self.fit.theta
+
+    @property
+    def active_theta_full(self) -> FloatArray:
+        """Full parameters (p,) of the active model, ``P active_theta_full = active_theta``: the
+        gate's physically valid set when it checked validity, else `active_theta` completed with
+        the nominal model's dependent parameters (what the feedforward's RNEA runs on)."""
+        consistency = self.gate.consistency
+        if self.gate.open and self.fit is not None and consistency is not None:
+            return consistency.theta
+        return self.base.to_full(self.active_theta, self._theta_nominal_full)
 
     def set_nominal(self, theta_base: ArrayLike) -> None:
         """Replace the nominal (fallback and prior) base parameters."""
@@ -221,8 +242,12 @@ class OnlineIdentifier:
         if aligned is None or (self.samples_seen - 1) % self.config.decimation:
             return True
         n = q.size
+        mask = None
+        if self.config.min_velocity > 0.0:
+            mask = np.abs(aligned[n : 2 * n]) >= self.config.min_velocity
+            self.samples_near_rest += ~mask
         Y = self.regressor.rows(aligned[:n], aligned[n : 2 * n], qdd_f, out=self._Y)[0]
-        self.window.add(self.base.base_regressor(Y), aligned[2 * n :])
+        self.window.add(self.base.base_regressor(Y), aligned[2 * n :], mask)
         self.samples_used += 1
         self._since_refit += 1
         if self._since_refit >= self.config.refit_every:

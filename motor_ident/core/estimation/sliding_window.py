@@ -90,6 +90,7 @@ class SlidingWindowLS:
             raise ConfigError(f"theta_nominal has shape {self.theta_nominal.shape}: expected ({p},)")
         self._Y = np.zeros((window, n, p))
         self._tau = np.zeros((window, n))
+        self._mask = np.ones((window, n), dtype=bool)  # equations used, per sample and joint
         self.stats = RegressionStatistics(n, p)
         self._head = 0
         self._count = 0
@@ -111,8 +112,12 @@ class SlidingWindowLS:
         self.stats = RegressionStatistics(self.n, self.p)
         self._head = self._count = self._since_refresh = 0
 
-    def add(self, Y: ArrayLike, tau: ArrayLike) -> None:
+    def add(self, Y: ArrayLike, tau: ArrayLike, mask: ArrayLike | None = None) -> None:
         """Add one sample: regressor rows (n, p) and torques (n,); drops the oldest when full.
+
+        ``mask`` (n,) bool: the joints whose equation is used (False leaves that joint's row and
+        torque out, e.g. a joint near rest); None uses all. The mask is kept with the sample, so
+        removing it later and `refresh` stay exact.
 
         Raises:
             DataError: wrong shape or non-finite values (the window is left unchanged).
@@ -123,16 +128,24 @@ class SlidingWindowLS:
             raise DataError(f"sample shapes {Y.shape}, {tau.shape}: expected ({self.n}, {self.p}) and ({self.n},)")
         if not (np.all(np.isfinite(Y)) and np.all(np.isfinite(tau))):
             raise DataError("sample contains NaN or Inf")
+        used = np.ones(self.n, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+        if used.shape != (self.n,):
+            raise DataError(f"mask has shape {used.shape}: expected ({self.n},)")
         slot = self._head
         if self.forgetting < 1.0:
             self.stats.scale(self.forgetting)
         if self._count == self.window:
-            self.stats.add(self._Y[slot : slot + 1], self._tau[slot : slot + 1], -self._oldest_weight)
+            old = self._mask[slot : slot + 1]
+            self.stats.add(
+                self._Y[slot : slot + 1], self._tau[slot : slot + 1], -self._oldest_weight, None if old.all() else old
+            )
         else:
             self._count += 1
         self._Y[slot] = Y
         self._tau[slot] = tau
-        self.stats.add(self._Y[slot : slot + 1], self._tau[slot : slot + 1])
+        self._mask[slot] = used
+        new = self._mask[slot : slot + 1]
+        self.stats.add(self._Y[slot : slot + 1], self._tau[slot : slot + 1], mask=None if new.all() else new)
         self._head = (slot + 1) % self.window
         self._since_refresh += 1
         if self._since_refresh >= self.window:
@@ -141,14 +154,20 @@ class SlidingWindowLS:
     def refresh(self) -> None:
         """Recompute the statistics from the buffer (removes accumulated rounding)."""
         Y, tau = self.window_data()
+        mask = self.window_mask()
+        used = None if mask.all() else mask
         stats = RegressionStatistics(self.n, self.p)
         if self.forgetting < 1.0:
             weights = np.sqrt(self.forgetting ** np.arange(len(Y) - 1, -1, -1.0))
-            stats.add(Y * weights[:, None, None], tau * weights[:, None])
-            stats.ysum = np.einsum("s,sj->j", weights**2, tau)
-            stats.count = float(np.sum(weights**2))
+            stats.add(Y * weights[:, None, None], tau * weights[:, None], mask=used)
+            stats.ysum = np.einsum("s,sj->j", weights**2, np.where(mask, tau, 0.0))
+            stats.count = float(np.sum(weights**2 * mask.any(axis=1)))
+            if used is None:
+                stats.counts = np.full(self.n, stats.count)
+            else:
+                stats.counts = np.einsum("s,sj->j", weights**2, mask.astype(float))
         else:
-            stats.add(Y, tau)
+            stats.add(Y, tau, mask=used)
         self.stats = stats
         self._since_refresh = 0
 
@@ -169,6 +188,12 @@ class SlidingWindowLS:
             return self._Y[: self._count].copy(), self._tau[: self._count].copy()
         order = np.r_[self._head : self.window, 0 : self._head]
         return self._Y[order], self._tau[order]
+
+    def window_mask(self) -> NDArray[np.bool_]:
+        """Copy of the window's equation masks in arrival order, (count, n) bool (True = used)."""
+        if self._count < self.window:
+            return self._mask[: self._count].copy()
+        return self._mask[np.r_[self._head : self.window, 0 : self._head]]
 
     def solve(self) -> WindowFit:
         """Estimate on the current window (pulled toward nominal when alpha < 1).
