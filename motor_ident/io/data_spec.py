@@ -40,6 +40,7 @@ from motor_ident.core.estimation.signals import Differentiation
 from motor_ident.errors import ConfigError, DataError
 from motor_ident.io.data import JointRecord, record_from_columns
 from motor_ident.io.preprocess import KeepRange, Preparation
+from motor_ident.schema import require_mapping
 
 FORMAT_VERSION = 1
 DEG = math.pi / 180.0
@@ -168,9 +169,7 @@ def _column(name: str, raw: Any, key: str) -> ColumnSpec:
         return ColumnSpec(name=name, column=raw)
     if not isinstance(raw, Mapping) or "column" not in raw:
         raise ConfigError(f"{key} = {raw!r}: expected a column (index or header name) or {{column: ..., unit: ...}}")
-    unknown = set(raw) - {"column", "unit", "scale", "offset"}
-    if unknown:
-        raise ConfigError(f"{key}: unknown keys {sorted(unknown)}; allowed ['column', 'offset', 'scale', 'unit']")
+    require_mapping(raw, key, allowed={"column", "unit", "scale", "offset"})
     column = raw["column"]
     if isinstance(column, bool) or not isinstance(column, (int, str)) or (isinstance(column, int) and column < 0):
         raise ConfigError(f"{key}.column = {column!r}: expected a 0-based index or a header name")
@@ -196,10 +195,7 @@ def differentiation_from_dict(raw: Any, key: str = "differentiation") -> Differe
         return Differentiation()
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{key} = {raw!r}: expected a mapping such as {{method: savgol, window_s: 0.05}}")
-    allowed = {"method", "window_s", "cutoff_hz", "filter_torque"}
-    unknown = set(raw) - allowed
-    if unknown:
-        raise ConfigError(f"{key}: unknown keys {sorted(unknown)}; allowed {sorted(allowed)}")
+    require_mapping(raw, key, allowed={"method", "window_s", "cutoff_hz", "filter_torque"})
     values: dict[str, Any] = {}
     for name in ("window_s", "cutoff_hz"):
         if name in raw:
@@ -222,9 +218,7 @@ def spec_from_dict(doc: Any, path: Path | None = None) -> DataSpec:
     """
     if not isinstance(doc, Mapping) or doc.get("data_spec") != FORMAT_VERSION:
         raise ConfigError(f"expected a mapping starting with 'data_spec: {FORMAT_VERSION}'")
-    unknown = set(doc) - _KEYS
-    if unknown:
-        raise ConfigError(f"unknown keys {sorted(unknown)}; allowed {sorted(_KEYS)}")
+    require_mapping(doc, "data spec", allowed=_KEYS)
     fmt = str(doc.get("format", "csv"))
     if fmt not in ("csv", "bag"):
         raise ConfigError(f"format = {fmt!r}: expected csv or bag")

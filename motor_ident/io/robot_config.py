@@ -60,7 +60,7 @@ from motor_ident.core.rigid_body.model import RobotModel, load_robot_model
 from motor_ident.core.rigid_body.regressor import Regressor
 from motor_ident.errors import ConfigError
 from motor_ident.io.urdf_robot import urdf_robot_mapping
-from motor_ident.schema import read_yaml
+from motor_ident.schema import read_yaml, require_mapping
 
 FloatArray = NDArray[np.float64]
 
@@ -213,10 +213,7 @@ def _friction_shape(raw: Any, key: str, default: FrictionShape | None = None) ->
         return default or FrictionShape()
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{key} = {raw!r}: expected a mapping such as {{kind: coulomb_viscous}}")
-    allowed = {f.name for f in fields(FrictionShape) if f.init}
-    unknown = set(raw) - allowed
-    if unknown:
-        raise ConfigError(f"{key}: unknown keys {sorted(unknown)}; allowed {sorted(allowed)}")
+    require_mapping(raw, key, allowed={f.name for f in fields(FrictionShape) if f.init})
     try:
         return FrictionShape(**raw)
     except ConfigError as exc:
@@ -244,10 +241,7 @@ def _joint_config(raw: Any, key: str, default_friction: FrictionShape) -> JointC
         return JointConfig(friction=default_friction)
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{key} = {raw!r}: expected a mapping")
-    allowed = {"gear_ratio", "rotor_inertia", "friction", "friction_values", "motor"}
-    unknown = set(raw) - allowed
-    if unknown:
-        raise ConfigError(f"{key}: unknown keys {sorted(unknown)}; allowed {sorted(allowed)}")
+    require_mapping(raw, key, allowed={"gear_ratio", "rotor_inertia", "friction", "friction_values", "motor"})
     friction = _friction_shape(raw.get("friction"), f"{key}.friction", default_friction)
     values = raw.get("friction_values")
     friction_values = None if values is None else _float_list(values, f"{key}.friction_values", friction.n_parameters)
@@ -290,9 +284,7 @@ def robot_config_from_dict(
         "couplings",
         "torque_source",
     }
-    unknown = set(raw) - allowed
-    if unknown:
-        raise ConfigError(f"robot: unknown keys {sorted(unknown)}; allowed {sorted(allowed)}")
+    require_mapping(raw, "robot", allowed=allowed)
     for key in ("name", "urdf", "joints"):
         if key not in raw:
             raise ConfigError(f"robot.{key} is missing")
@@ -344,10 +336,7 @@ def _torque_source(raw: Any, motors: tuple[str, ...]) -> TorqueSource:
     key = "robot.torque_source"
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{key} = {raw!r}: expected a mapping such as {{kind: motor_current, drive_gains: ...}}")
-    allowed = {"kind", "drive_gains", "gain_side", "ft_frame", "ft_joint"}
-    unknown = set(raw) - allowed
-    if unknown:
-        raise ConfigError(f"{key}: unknown keys {sorted(unknown)}; allowed {sorted(allowed)}")
+    require_mapping(raw, key, allowed={"kind", "drive_gains", "gain_side", "ft_frame", "ft_joint"})
     gains_raw = raw.get("drive_gains") or {}
     if not isinstance(gains_raw, Mapping):
         raise ConfigError(f"{key}.drive_gains = {gains_raw!r}: expected a mapping motor name -> gain [N m/A]")
@@ -380,10 +369,7 @@ def _couplings(
         key = f"robot.couplings.{name}"
         if not isinstance(entry, Mapping):
             raise ConfigError(f"{key} = {entry!r}: expected a mapping with joints, motors and coupling")
-        allowed = {"joints", "motors", "coupling", "max_condition", "motor_parameters"}
-        unknown = set(entry) - allowed
-        if unknown:
-            raise ConfigError(f"{key}: unknown keys {sorted(unknown)}; allowed {sorted(allowed)}")
+        require_mapping(entry, key, allowed={"joints", "motors", "coupling", "max_condition", "motor_parameters"})
         for required in ("joints", "motors", "coupling"):
             if required not in entry:
                 raise ConfigError(f"{key}.{required} is missing")

@@ -54,7 +54,7 @@ def test_coupled_config_loads(tmp_path: Path) -> None:
         (lambda g: g.update(motors=["m3"]), "robot.couplings.wrist.*2 joints .* but 1 motors"),
         (lambda g: g.update(joints=["joint2", "elbow"]), "robot.couplings.wrist.joints.*elbow"),
         (lambda g: g.update(max_condition="big"), "max_condition"),
-        (lambda g: g.update(ratio=3), "unknown keys \\['ratio'\\]"),
+        (lambda g: g.update(ratio=3), "unknown key\\(s\\) \\['ratio'\\]"),
         (lambda g: g.pop("coupling"), "robot.couplings.wrist.coupling is missing"),
         (lambda g: g["motor_parameters"].update(m9={}), "m9"),
     ],
