@@ -31,6 +31,7 @@ from motor_ident.core.estimation.identification import fit_statistics, identify,
 from motor_ident.core.estimation.least_squares import Fit, RegressionStatistics
 from motor_ident.core.rigid_body.base_params import BaseParameters
 from motor_ident.core.rigid_body.regressor import Regressor
+from motor_ident.core.threads import limit_blas_threads
 from motor_ident.errors import DataError
 from motor_ident.fleet.parameters import ParameterLabel, parameter_labels
 from motor_ident.fleet.recordings import Recording, config_hash, recording_time, settings_hash
@@ -110,17 +111,9 @@ def _read(recording: Recording, setup: RobotSetup, settings: IdentifySettings) -
     return load_record(recording.path).select(joints), "record tau"
 
 
-def _limit_blas() -> None:
-    try:
-        from threadpoolctl import threadpool_limits  # optional: workers without a nanny
-    except ImportError:
-        return
-    threadpool_limits(1)
-
-
 def _load(recording: Recording, settings: IdentifySettings) -> tuple[RobotSetup, JointRecord, str]:
     """The robot's setup, the record with velocities and accelerations, and the torque source."""
-    _limit_blas()
+    limit_blas_threads()  # a worker process: one BLAS thread, as every motor_ident process
     setup = robot_setup(recording.config)
     record, torque_source = _read(recording, setup, settings)
     return setup, record.with_derivatives(), torque_source

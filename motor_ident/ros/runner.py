@@ -33,9 +33,10 @@ from typing import Any
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from motor_ident.core.threads import limit_blas_threads
 from motor_ident.errors import ConfigError
 from motor_ident.io.demo_report import RunResult
-from motor_ident.ros.common import NODE_EXECUTOR, limit_blas_threads, make_executor
+from motor_ident.ros.common import NODE_EXECUTOR, make_executor
 from motor_ident.ros.processes import (
     NodeProcess,
     ProcessRunResult,
