@@ -35,7 +35,7 @@ from tests.ros.conftest import Ros
 
 LAUNCH_FILES = sorted((REPO / "launch").glob("*.launch.py"))
 
-# The arguments each launch file documents (README, module docstrings).
+# The arguments each launch file documents (docs/nodes.md, module docstrings).
 DOCUMENTED_ARGUMENTS = {
     "identification.launch.py": {"params_file", "use_sim", "excite"},
     "valkyrie_arm.launch.py": {"params_file", "use_sim", "excite"},
@@ -96,7 +96,7 @@ def test_every_argument_read_is_declared_in_its_file(path: Path) -> None:
 
 
 # Third-party modules motor_ident and its launch files import, by where a ROS 2 user gets them:
-# a rosdep key in package.xml, or the README's pip line (rosdep has no key for these).
+# a rosdep key in package.xml, or the pip line of docs/nodes.md (rosdep has no key for these).
 ROSDEP_KEYS = {
     "numpy": "python3-numpy",
     "scipy": "python3-scipy",
@@ -140,7 +140,7 @@ def _imported_modules(paths: list[Path]) -> set[str]:
 
 def test_package_xml_declares_every_runtime_import() -> None:
     """package.xml (format 3) has an exec_depend for every import rosdep can install, and the
-    README's pip line names the others."""
+    pip line of docs/nodes.md names the others."""
     import xml.etree.ElementTree as ElementTree
 
     manifest = ElementTree.parse(REPO / "package.xml").getroot()
@@ -151,7 +151,7 @@ def test_package_xml_declares_every_runtime_import() -> None:
     missing = {ROSDEP_KEYS[name] for name in imported & set(ROSDEP_KEYS)} - exec_depends
     assert not missing, f"package.xml lacks exec_depend {sorted(missing)}"
     assert "ros2launch" in exec_depends  # `ros2 launch` itself
-    pip_lines = [line for line in (REPO / "README.md").read_text().splitlines() if line.startswith("pip install ")]
+    pip_lines = [line for line in (REPO / "docs" / "nodes.md").read_text().splitlines() if line.startswith("pip install ")]
     assert any(all(f'"{name}>=' in line for name in PIP_ONLY | {"clarabel"}) for line in pip_lines), pip_lines
     catkin_pkg = pytest.importorskip("catkin_pkg.package", reason="catkin_pkg (colcon-ros) validates package.xml")
     catkin_pkg.parse_package(REPO / "package.xml").validate()
