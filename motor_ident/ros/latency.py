@@ -130,6 +130,46 @@ class _EchoNode(Node):
         self.pub.publish(self.command)
 
 
+BackgroundKind = Literal["cpu", "alloc"]
+
+
+def _busy(kind: BackgroundKind) -> None:
+    """A background process's work until terminated: a CPU-bound loop, or one that also
+    allocates and frees memory (the allocator and caches under pressure)."""
+    if kind == "alloc":
+        while True:
+            blocks = [bytearray(4096) for _ in range(256)]  # 1 MB in 4 kB blocks, freed each round
+            del blocks
+    x = 0
+    while True:
+        x = (x * 1103515245 + 12345) & 0x7FFFFFFF
+
+
+class BackgroundLoad:
+    """``count`` busy processes of a ``kind`` for the duration of a ``with`` block: the other work
+    a robot computer runs beside the control path (perception, logging). They use no DDS and are
+    terminated on exit."""
+
+    def __init__(self, count: int, kind: BackgroundKind = "cpu") -> None:
+        self.count, self.kind = int(count), kind
+        self._processes: list[Any] = []
+
+    def __enter__(self) -> BackgroundLoad:
+        mp = multiprocessing.get_context("spawn")
+        for _ in range(self.count):
+            process = mp.Process(target=_busy, args=(self.kind,), daemon=True)
+            process.start()
+            self._processes.append(process)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for process in self._processes:
+            process.terminate()
+        for process in self._processes:
+            process.join(timeout=10.0)
+        self._processes.clear()
+
+
 def _spin_for(executor: Any, seconds: float) -> None:
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
@@ -181,7 +221,9 @@ def measure_feedforward_latency(
     stand-in robot always spins rclpy's EventsExecutor.
 
     Keys: ``latency_p50_ms``, ``latency_p99_ms``, ``latency_max_ms``, ``missed_cycles`` (late
-    timer ticks + unanswered states), ``cpu_share`` (of one core, feedforward process),
+    timer ticks + unanswered states), ``cpu_share`` (of one core, the measured node's process),
+    ``cpu_us_per_message`` (that process's CPU time over the run per answered state [us]; with
+    ``same_process`` it includes the stand-in robot's work),
     ``nonfinite_commands``, ``cycles``, ``expected_cycles``, ``robot_process``, ``executor``, ``node``.
     """
     import rclpy
@@ -237,10 +279,13 @@ def measure_feedforward_latency(
             if not parent_conn.poll():
                 raise RuntimeError("the stand-in robot process did not report")
             figures = parent_conn.recv()
+        cpu = time.process_time() - cpu0
+        answered = max(figures["cycles"] - figures["unanswered_states"], 1)
         return {
             "seconds": seconds,
             **figures,
-            "cpu_share": (time.process_time() - cpu0) / wall,
+            "cpu_share": cpu / wall,
+            "cpu_us_per_message": 1e6 * cpu / answered,
             "nonfinite_commands": int(ff.nonfinite_commands),
             "robot_process": "same" if same_process else "separate",
             "executor": executor,

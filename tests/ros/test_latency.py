@@ -28,3 +28,14 @@ def test_commands_are_paired_with_their_states(same_process: bool, node: str) ->
     # paired by sequence number: a latency can never exceed the run, nor be negative
     assert 0.0 < p50 <= p99 <= worst < 1e3 * (figures["seconds"] + 1.0)
     assert figures["nonfinite_commands"] == 0
+
+
+@pytest.mark.parametrize("kind", ["cpu", "alloc"])
+def test_background_load_runs_and_stops(kind: str) -> None:
+    """The contended case's busy processes run during the block and are gone after it."""
+    from motor_ident.ros.latency import BackgroundLoad
+
+    with BackgroundLoad(2, kind) as load:  # type: ignore[arg-type]
+        processes = list(load._processes)
+        assert len(processes) == 2 and all(p.is_alive() for p in processes)
+    assert not any(p.is_alive() for p in processes)
