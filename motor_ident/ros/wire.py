@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from motor_ident.io.joint_order import JointIndex, Reason
-from motor_ident.ros.conversions import EMPTY_FIELD, NON_FINITE, WRONG_LENGTH
+from motor_ident.ros.conversions import EMPTY_FIELD, NON_FINITE, WRONG_LENGTH, WRONG_SIZE
 
 CDR_LE = b"\x00\x01\x00\x00"
 """Encapsulation header of little-endian plain CDR."""
@@ -53,7 +53,8 @@ def _align(offset: int, size: int) -> int:
 class JointStateReader:
     """Reads ``sensor_msgs/JointState`` CDR bytes into preallocated arrays in our joint order.
 
-    After a successful `read`, ``stamp`` [s] is the header stamp and ``values[k]`` (n,) holds the
+    After a successful `read`, ``stamp`` [s] is the header stamp (``sec``, ``nanosec`` its fields)
+    and ``values[k]`` (n,) holds the
     k-th requested field in the order of ``joints``; the arrays are overwritten by the next read.
     """
 
@@ -72,6 +73,7 @@ class JointStateReader:
         self._wanted = tuple(f in self.fields for f in JOINT_STATE_FIELDS)
         self.values: NDArray[np.float64] = np.zeros((len(self.fields), len(self.index.joint_names)))
         self.stamp = 0.0
+        self.sec = self.nanosec = 0  # the stamp as builtin_interfaces/Time fields
         self._names: bytes = b"\xff"  # the name sequence's bytes of the last message (never a real one)
         self._names_count = 0
         self._order: NDArray[np.int64] | Reason = Reason("no names yet", MALFORMED)
@@ -121,6 +123,7 @@ class JointStateReader:
                     return Reason(f"non-finite {field_name}", NON_FINITE)
                 row += 1
             offset = end
+        self.sec, self.nanosec = sec, nanosec
         self.stamp = sec + nanosec * 1e-9
         return ""
 
@@ -159,3 +162,89 @@ class Float64ArrayWriter:
     def serialized(self) -> bytes:
         """The message as bytes for ``Publisher.publish`` (a copy: rclpy takes ``bytes``)."""
         return bytes(self.buffer)
+
+
+class Float64ArrayReader:
+    """Reads ``std_msgs/Float64MultiArray`` CDR bytes of ``n`` values into a preallocated array.
+
+    After a successful `read`, ``values`` (n,) holds the data (the layout is not used).
+    """
+
+    def __init__(self, n: int) -> None:
+        self.n = int(n)
+        self.values: NDArray[np.float64] = np.zeros(self.n)
+
+    def read(self, data: bytes) -> str:
+        """ "" when ``values`` holds the message's data, else the `Reason`: `WRONG_SIZE`,
+        `NON_FINITE` (the words of `motor_ident.ros.conversions.array_values`) or `MALFORMED`."""
+        try:
+            return self._read(data)
+        except (struct.error, ValueError):
+            return Reason(f"malformed message ({len(data)} bytes)", MALFORMED)
+
+    def _read(self, data: bytes) -> str:
+        if not data.startswith(CDR_LE):
+            return Reason(f"not little-endian CDR (header {data[:4].hex()})", MALFORMED)
+        (dims,) = _U32.unpack_from(data, HEADER)
+        offset = HEADER + 4
+        for _ in range(dims):  # label, size, stride
+            offset = _align(offset, 4)
+            (length,) = _U32.unpack_from(data, offset)
+            offset = _align(offset + 4 + length, 4) + 8
+        offset = _align(offset, 4) + 4  # data_offset
+        (size,) = _U32.unpack_from(data, offset)
+        offset += 4
+        if size != self.n:
+            return Reason(f"{size} values, expected {self.n}", WRONG_SIZE)
+        if size:
+            offset = _align(offset, 8)
+        if offset + 8 * size > len(data):
+            return Reason(f"malformed message: data runs past the end ({len(data)} bytes)", MALFORMED)
+        self.values[:] = np.frombuffer(data, dtype="<f8", count=size, offset=offset)
+        if not np.isfinite(self.values).all():
+            return Reason("non-finite value", NON_FINITE)
+        return ""
+
+
+class JointStateWriter:
+    """One ``sensor_msgs/JointState`` with fixed names and all three fields, as CDR bytes.
+
+    Set the stamp with `set_stamp`, write ``position``, ``velocity``, ``effort`` ((n,) views of the
+    buffer), then publish `serialized`. The frame id is fixed at construction.
+    """
+
+    def __init__(self, names: Sequence[str], frame_id: str = "") -> None:
+        out = bytearray(CDR_LE) + bytearray(8)  # stamp, written by set_stamp
+        out += _string(frame_id)
+        out += _pad(out, 4) + _U32.pack(len(names))
+        for name in names:
+            out += _pad(out, 4) + _string(name)
+        starts = []
+        n = len(names)
+        for _ in JOINT_STATE_FIELDS:
+            out += _pad(out, 4) + _U32.pack(n)
+            if n:
+                out += _pad(out, 8)
+            starts.append(len(out))
+            out += bytearray(8 * n)
+        self.buffer = out
+        self.position, self.velocity, self.effort = (
+            np.frombuffer(self.buffer, dtype="<f8", count=n, offset=start) for start in starts
+        )
+
+    def set_stamp(self, sec: int, nanosec: int) -> None:
+        """The header stamp (``builtin_interfaces/Time`` fields)."""
+        _STAMP.pack_into(self.buffer, HEADER, sec, nanosec)
+
+    def serialized(self) -> bytes:
+        """The message as bytes for ``Publisher.publish``."""
+        return bytes(self.buffer)
+
+
+def _string(text: str) -> bytes:
+    encoded = text.encode() + b"\0"
+    return _U32.pack(len(encoded)) + encoded
+
+
+def _pad(buffer: bytearray, size: int) -> bytes:
+    return bytes(-(len(buffer) - HEADER) % size)

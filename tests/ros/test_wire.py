@@ -15,11 +15,16 @@ from std_msgs.msg import Float64MultiArray
 
 from motor_ident.io.joint_order import JointIndex
 from motor_ident.ros.conversions import joint_state_arrays
-from motor_ident.ros.wire import MALFORMED, Float64ArrayWriter, JointStateReader
+from motor_ident.ros.wire import MALFORMED, Float64ArrayReader, Float64ArrayWriter, JointStateReader, JointStateWriter
 
 JOINTS = ("shoulder", "elbow", "wrist")
 names_strategy = st.lists(st.sampled_from([*JOINTS, "other", "ünïcode_joint", ""]), min_size=0, max_size=6)
 floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
+
+
+def ros_text(max_size: int) -> st.SearchStrategy[str]:
+    """Strings a ROS string field can hold (no NUL)."""
+    return st.text(alphabet=st.characters(blacklist_characters="\x00"), max_size=max_size)
 
 
 @st.composite
@@ -104,3 +109,46 @@ def test_no_memory_kept_per_message() -> None:
     grown = sum(stat.size_diff for stat in tracemalloc.take_snapshot().compare_to(before, "filename"))
     tracemalloc.stop()
     assert grown < 4096, f"{grown} bytes kept over 10 000 messages"
+
+
+@settings(max_examples=100, deadline=None)
+@given(names=st.lists(ros_text(8), max_size=5), frame_id=ros_text(6), data=st.data())
+def test_joint_state_writer_is_read_back_by_rclpy(names: list[str], frame_id: str, data: st.DataObject) -> None:
+    """What the writer's buffer holds, rclpy's deserializer reads: names, frame, stamp, fields."""
+    writer = JointStateWriter(names, frame_id)
+    sec, nanosec = data.draw(st.integers(0, 2**31 - 1)), data.draw(st.integers(0, 999_999_999))
+    writer.set_stamp(sec, nanosec)
+    fields = {}
+    for field in ("position", "velocity", "effort"):
+        fields[field] = data.draw(st.lists(floats, min_size=len(names), max_size=len(names)))
+        getattr(writer, field)[:] = fields[field]
+    msg = deserialize_message(writer.serialized(), JointState)
+    assert list(msg.name) == names and msg.header.frame_id == frame_id
+    assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (sec, nanosec)
+    for field, values in fields.items():
+        assert np.array_equal(getattr(msg, field), values, equal_nan=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(floats, max_size=6),
+    labels=st.lists(st.text(max_size=4), max_size=2),
+    n=st.integers(0, 6),
+    cut=st.integers(0, 200),
+)
+def test_array_reader_matches_array_values(values: list[float], labels: list[str], n: int, cut: int) -> None:
+    """Command arrays: the values or the reason array_values gives; a cut buffer is refused."""
+    from std_msgs.msg import MultiArrayDimension
+
+    from motor_ident.ros.conversions import array_values
+
+    msg = Float64MultiArray(data=values)
+    msg.layout.dim = [MultiArrayDimension(label=label, size=1, stride=1) for label in labels]
+    data = serialize_message(msg)
+    reader = Float64ArrayReader(n)
+    expected, expected_reason = array_values(deserialize_message(data, Float64MultiArray), n)
+    assert reader.read(data) == expected_reason
+    if expected is not None:
+        np.testing.assert_array_equal(reader.values, expected)
+    reason = reader.read(data[: min(cut, len(data) - 1)])  # cut short: refused (an empty array may lose only padding)
+    assert reason or n == 0
