@@ -279,20 +279,23 @@ def bench_layouts(seconds: float) -> dict[str, Any]:
 
 
 def latency_keys(latency: dict[str, Any]) -> dict[str, Any]:
-    """The JSON keys scripts rely on, from the medians of `bench_latency.summary`: ``ff_*`` and
-    ``echo_*`` quiet with the robot in the node's process, ``*_separate`` in its own process,
-    ``*_contended`` (and ``*_separate_contended``) with the background load."""
+    """The JSON keys scripts rely on, from the medians of `bench_latency.summary`: the feedforward's
+    ``ff_*`` and its floor's ``echo_*``, quiet with the robot in the node's process; ``*_separate``
+    with the robot in its own process; ``*_contended`` (and ``*_separate_contended``) with the
+    background load. The other nodes on the path: ``pwm_feedforward_*``, ``pwm_feedforward_echo_*``,
+    ``pwm_feedforward_over_echo_*`` (and ``decoupler_...``)."""
     out: dict[str, Any] = {}
-    for name, row in latency.items():
-        case, layout = name.split("_", 1)
-        suffix = ("_separate" if layout == "separate" else "") + ("_contended" if case == "contended" else "")
-        for node, prefix in (("feedforward", "ff"), ("echo", "echo")):
-            for key in ("latency_p50_ms", "latency_p99_ms", "missed_cycles", "cpu_us_per_message"):
-                out[f"{prefix}_{key}{suffix}"] = row[node][key]
-        out[f"ff_over_echo_p99{suffix}"] = row["p99_over_echo"]
-        out[f"ff_over_echo_missed{suffix}"] = row["missed_over_echo"]
-        out[f"ff_over_echo_cpu{suffix}"] = row["cpu_over_echo"]
-        out[f"targets{suffix}"] = row["targets"]
+    for node, cases in latency.items():
+        own, echo = ("ff", "echo") if node == "feedforward" else (node, f"{node}_echo")
+        for name, row in cases.items():
+            case, layout = name.split("_", 1)
+            suffix = ("_separate" if layout == "separate" else "") + ("_contended" if case == "contended" else "")
+            for key_in, prefix in (("node", own), ("echo", echo)):
+                for key in ("latency_p50_ms", "latency_p99_ms", "missed_cycles", "cpu_us_per_message"):
+                    out[f"{prefix}_{key}{suffix}"] = row[key_in][key]
+            for ratio in ("p99", "missed", "cpu"):
+                out[f"{own}_over_echo_{ratio}{suffix}"] = row[f"{ratio}_over_echo"]
+            out[f"{own}_targets{suffix}"] = row["targets"]
     return out
 
 
@@ -323,6 +326,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             runs=runs,
             background=args.background,
             kind=args.background_kind,
+            nodes=("feedforward",) if quick else tuple(bench_latency.NODES),
             progress=lambda text: status.update(f"1 kHz path through DDS: {text} ..."),
         )
     results["latency"] = bench_latency.summary(measured)
@@ -414,7 +418,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``bench`` to the command line."""
     p = sub.add_parser("bench", help="measure regressor cost, refit rate, feedforward latency, throughput, memory")
     p.add_argument("--quick", action="store_true", help="short runs (about a minute in all)")
-    p.add_argument("--ff-seconds", type=float, default=60.0, help="feedforward latency run length [s] (default 60)")
+    p.add_argument("--ff-seconds", type=float, default=10.0, help="length of each 1 kHz latency run [s] (default 10)")
     p.add_argument(
         "--sim-seconds", type=float, default=600.0, help="simulated seconds for the memory run (default 600)"
     )
@@ -427,7 +431,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--layout-seconds", type=float, default=30.0, help="simulated seconds of each --processes run (default 30)"
     )
     p.add_argument(
-        "--runs", type=int, default=5, help="alternating echo / feedforward runs per case and layout (default 5)"
+        "--runs", type=int, default=3, help="alternating echo / node runs per node, case and layout (default 3)"
     )
     p.add_argument(
         "--background",

@@ -1,9 +1,11 @@
-"""The 1 kHz path of ``motor-ident bench``: the feedforward beside the echo floor, quiet and under
+"""The 1 kHz path of ``motor-ident bench``: each node on it beside the echo floor, quiet and under
 contention, in both process layouts.
 
-For each case (quiet; ``background`` busy processes beside the run) and layout (stand-in robot in
-the node's process; in its own, as a hardware interface on a robot), the bare echo and the
-feedforward node run ``runs`` times, alternating, so that a change of the machine's load hits both.
+The nodes on the path (`NODES`): the feedforward (valkyrie_arm, 4 DoF), pwm_feedforward and the
+decoupler (icub_torso: three joints coupled through a differential). For each node, case (quiet;
+``background`` busy processes beside the run) and layout (stand-in robot in the node's process; in
+its own, as a hardware interface on a robot), the bare echo (same robot, same joints) and the node
+run ``runs`` times, alternating, so that a change of the machine's load hits both.
 Each figure is the median over the runs with its range. Targets, checked in the output: the
 feedforward's p99 at most `P99_OVER_ECHO` x the echo's, its missed cycles at most
 `MISSED_OVER_ECHO` x the echo's, its CPU per message at most `CPU_OVER_ECHO` x the echo's, and
@@ -21,31 +23,45 @@ MISSED_OVER_ECHO = 1.5
 CPU_OVER_ECHO = 2.0
 P99_TARGET_MS = 1.0
 LAYOUTS = {"same": True, "separate": False}
+NODES = {"feedforward": "valkyrie_arm", "pwm_feedforward": "icub_torso", "decoupler": "icub_torso"}
+"""The nodes on the 1 kHz path and the robot each is measured on."""
 FIGURES = ("latency_p50_ms", "latency_p99_ms", "missed_cycles", "cpu_us_per_message")
 
 
 def measure_cases(
-    seconds: float, *, runs: int, background: int, kind: str = "cpu", progress: Any = None
+    seconds: float,
+    *,
+    runs: int,
+    background: int,
+    kind: str = "cpu",
+    nodes: tuple[str, ...] = tuple(NODES),
+    progress: Any = None,
 ) -> dict[str, Any]:
-    """Every (case, layout, node) run; ``progress(text)`` is told what runs.
+    """Every (node, case, layout) pair of runs; ``progress(text)`` is told what runs.
 
-    Returns: ``{case: {layout: {node: [figures per run]}}}`` with case ``quiet`` and, when
-    ``background`` > 0, ``contended``.
+    Returns: ``{node: {case: {layout: {"echo": [figures per run], "node": [...]}}}}`` with case
+    ``quiet`` and, when ``background`` > 0, ``contended``.
     """
     from motor_ident.ros.latency import BackgroundLoad, measure_feedforward_latency
 
     cases = {"quiet": 0, **({"contended": background} if background > 0 else {})}
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {node: {} for node in nodes}
     for case, count in cases.items():
-        out[case] = {layout: {"echo": [], "feedforward": []} for layout in LAYOUTS}
         with BackgroundLoad(count, kind):  # type: ignore[arg-type]
-            for layout, same_process in LAYOUTS.items():
-                for run in range(runs):
-                    for node in ("echo", "feedforward"):
-                        if progress is not None:
-                            progress(f"{node}, {case}, robot in {layout} process, run {run + 1} of {runs}")
-                        figures = measure_feedforward_latency(seconds, same_process=same_process, node=node)
-                        out[case][layout][node].append(figures)
+            for node in nodes:
+                out[node][case] = {layout: {"echo": [], "node": []} for layout in LAYOUTS}
+                for layout, same_process in LAYOUTS.items():
+                    for run in range(runs):
+                        for measured, key in (("echo", "echo"), (node, "node")):
+                            if progress is not None:
+                                progress(f"{measured}, {case}, robot in {layout} process, run {run + 1} of {runs}")
+                            figures = measure_feedforward_latency(
+                                seconds,
+                                NODES[node],
+                                same_process=same_process,
+                                node=measured,  # type: ignore[arg-type]
+                            )
+                            out[node][case][layout][key].append(figures)
     return out
 
 
@@ -80,16 +96,18 @@ def compare(ff: dict[str, Any], echo: dict[str, Any], *, quiet_separate: bool) -
 
 
 def summary(measured: dict[str, Any]) -> dict[str, Any]:
-    """Per case and layout: the echo's and the feedforward's medians and ranges, and the comparison."""
+    """Per node, case and layout: the echo's and the node's medians and ranges, and the comparison."""
     out: dict[str, Any] = {}
-    for case, layouts in measured.items():
-        for layout, nodes in layouts.items():
-            echo, ff = summarise(nodes["echo"]), summarise(nodes["feedforward"])
-            out[f"{case}_{layout}"] = {
-                "echo": echo,
-                "feedforward": ff,
-                **compare(ff, echo, quiet_separate=(case, layout) == ("quiet", "separate")),
-            }
+    for node, cases in measured.items():
+        out[node] = {}
+        for case, layouts in cases.items():
+            for layout, runs in layouts.items():
+                echo, own = summarise(runs["echo"]), summarise(runs["node"])
+                out[node][f"{case}_{layout}"] = {
+                    "echo": echo,
+                    "node": own,
+                    **compare(own, echo, quiet_separate=(case, layout) == ("quiet", "separate")),
+                }
     return out
 
 
@@ -101,30 +119,33 @@ def _span(figures: dict[str, Any], key: str, fmt: str) -> str:
 def table_rows(summarised: dict[str, Any], *, runs: int, background: int, kind: str) -> list[tuple[str, str, str]]:
     """Rows (measure, value, target) for the bench table."""
     rows = []
-    for name, row in summarised.items():
-        case, layout = name.split("_", 1)
-        where = "robot in the same process" if layout == "same" else "robot in its own process"
-        load = "quiet" if case == "quiet" else f"{background} busy {kind} process(es) beside it"
-        rows.append((f"1 kHz over DDS, {where}, {load}", f"median (range) of {runs} alternating runs", ""))
-        for node in ("echo", "feedforward"):
-            f = row[node]
-            cpu_note = " incl. the stand-in robot" if layout == "same" else ""
+    for node, cases in summarised.items():
+        for name, row in cases.items():
+            case, layout = name.split("_", 1)
+            where = "robot in the same process" if layout == "same" else "robot in its own process"
+            load = "quiet" if case == "quiet" else f"{background} busy {kind} process(es) beside it"
+            rows.append(
+                (f"{node} ({NODES[node]}) 1 kHz over DDS, {where}, {load}", f"median (range) of {runs} runs", "")
+            )
+            for label, key in (("echo", "echo"), (node, "node")):
+                f = row[key]
+                cpu_note = " incl. the stand-in robot" if layout == "same" else ""
+                rows.append(
+                    (
+                        f"  {label}",
+                        f"p50 {_span(f, 'latency_p50_ms', '.3f')} ms, p99 {_span(f, 'latency_p99_ms', '.3f')} ms, "
+                        f"missed {_span(f, 'missed_cycles', '.0f')}, "
+                        f"CPU {_span(f, 'cpu_us_per_message', '.0f')} us/msg{cpu_note}",
+                        "floor" if key == "echo" else "",
+                    )
+                )
+            verdict = ", ".join(f"{target}: {'met' if ok else 'MISSED'}" for target, ok in row["targets"].items())
             rows.append(
                 (
-                    f"  {node}",
-                    f"p50 {_span(f, 'latency_p50_ms', '.3f')} ms, p99 {_span(f, 'latency_p99_ms', '.3f')} ms, "
-                    f"missed {_span(f, 'missed_cycles', '.0f')}, CPU {_span(f, 'cpu_us_per_message', '.0f')} us/msg"
-                    f"{cpu_note}",
-                    "floor" if node == "echo" else "",
+                    f"  {node} / echo",
+                    f"p99 x {row['p99_over_echo']:.2f}, missed x {row['missed_over_echo']:.2f}, "
+                    f"CPU x {row['cpu_over_echo']:.2f}",
+                    verdict,
                 )
             )
-        verdict = ", ".join(f"{target}: {'met' if ok else 'MISSED'}" for target, ok in row["targets"].items())
-        rows.append(
-            (
-                "  feedforward / echo",
-                f"p99 x {row['p99_over_echo']:.2f}, missed x {row['missed_over_echo']:.2f}, "
-                f"CPU x {row['cpu_over_echo']:.2f}",
-                verdict,
-            )
-        )
     return rows

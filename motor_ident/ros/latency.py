@@ -39,13 +39,34 @@ DISCOVERY_TIMEOUT_S = 15.0  # the robot's process discovers the node's, which ma
 LATE_TICK_S = 0.0015  # a 1 kHz tick later than this counts as a missed cycle
 
 
+MeasuredNode = Literal["feedforward", "echo", "pwm_feedforward", "decoupler"]
+OUTPUT: dict[str, tuple[str, type, Any]] = {
+    "feedforward": ("effort_controller/commands", Float64MultiArray, COMMAND_QOS),
+    "echo": ("effort_controller/commands", Float64MultiArray, COMMAND_QOS),
+    "pwm_feedforward": ("pwm_controller/commands", Float64MultiArray, COMMAND_QOS),
+    "decoupler": ("decoupler/motor_states", JointState, STATE_QOS),
+}
+"""What each measured node answers a state on. A command array names the state it answers by its
+``layout.data_offset`` (the measured node copies the state's sequence number there), a
+republished state by its stamp; each with the QoS the node publishes it with."""
+
+
 class _BenchRobot(Node):
-    def __init__(self, joints: tuple[str, ...], q: np.ndarray, **kwargs: Any) -> None:
+    def __init__(self, joints: tuple[str, ...], q: np.ndarray, node: MeasuredNode, **kwargs: Any) -> None:
         super().__init__("bench_robot", **kwargs)
         self.joints, self.q = joints, q
         self.pub = self.create_publisher(JointState, "joint_states", STATE_QOS)
-        self.create_subscription(Float64MultiArray, "effort_controller/commands", self._on_command, COMMAND_QOS)
+        # pwm_feedforward answers the desired torques that come with each state
+        self.desired_pub = (
+            self.create_publisher(Float64MultiArray, "effort_controller/commands", COMMAND_QOS)
+            if node == "pwm_feedforward"
+            else None
+        )
+        self.desired = Float64MultiArray(data=[0.0] * len(joints))
+        topic, msg_type, qos = OUTPUT[node]
+        self.create_subscription(msg_type, topic, self._on_answer, qos)
         self.sent: dict[int, float] = {}
+        self.seq_of_stamp: dict[tuple[int, int], int] = {}
         self.seq = 0
         self.latencies: list[float] = []
         self.ticks: list[float] = []
@@ -59,10 +80,18 @@ class _BenchRobot(Node):
         msg = make_joint_state(self.joints, t, self.q, np.zeros_like(self.q), np.zeros_like(self.q))
         msg.header.frame_id = str(self.seq)
         self.sent[self.seq] = now
+        self.seq_of_stamp[(msg.header.stamp.sec, msg.header.stamp.nanosec)] = self.seq
         self.pub.publish(msg)
+        if self.desired_pub is not None:
+            self.desired.layout.data_offset = self.seq
+            self.desired_pub.publish(self.desired)
 
-    def _on_command(self, msg: Float64MultiArray) -> None:
-        sent = self.sent.pop(msg.layout.data_offset, None)
+    def _on_answer(self, msg: Float64MultiArray | JointState) -> None:
+        if isinstance(msg, JointState):
+            seq = self.seq_of_stamp.pop((msg.header.stamp.sec, msg.header.stamp.nanosec), -1)
+        else:
+            seq = msg.layout.data_offset
+        sent = self.sent.pop(seq, None)
         if sent is not None:
             self.latencies.append(time.perf_counter() - sent)
 
@@ -71,6 +100,7 @@ class _BenchRobot(Node):
         self.latencies.clear()
         self.ticks.clear()
         self.sent.clear()
+        self.seq_of_stamp.clear()
 
     def figures(self, wall: float) -> dict[str, Any]:
         """Latency percentiles [ms] and missed cycles since `restart`, over ``wall`` seconds."""
@@ -111,6 +141,52 @@ def _timed_feedforward(**kwargs: Any) -> Any:
             super()._on_state(msg)
 
     return TimedFeedforward(**kwargs)
+
+
+def _timed_pwm_feedforward(**kwargs: Any) -> Any:
+    """The real `PwmFeedforwardNode`, copying each desired torque's sequence number into its duty."""
+    from motor_ident.ros.pwm_feedforward_node import PwmFeedforwardNode
+
+    class TimedPwmFeedforward(PwmFeedforwardNode):
+        def __init__(self, **node_kwargs: Any) -> None:
+            super().__init__(**node_kwargs)
+            self.seq = 0
+            self.joints = self.transmission.joints
+            publish = self.pwm_pub.publish
+
+            def tagged(msg: Float64MultiArray) -> None:
+                msg.layout.data_offset = self.seq
+                publish(msg)
+
+            self.pwm_pub.publish = tagged  # type: ignore[method-assign]
+
+        def _on_desired(self, msg: Float64MultiArray) -> None:
+            self.seq = msg.layout.data_offset
+            super()._on_desired(msg)
+
+    return TimedPwmFeedforward(**kwargs)
+
+
+def _measured_node(node: MeasuredNode, robot: str, seconds: float, context: Any) -> Any:
+    """The node to measure, ready to answer states; ``joints``: the names the robot must publish."""
+    overrides = [Parameter("robot", value=robot)]
+    if node == "echo":
+        return _EchoNode(load_robot(robot).joints, context=context)
+    if node == "decoupler":
+        from motor_ident.ros.decoupler_node import DecouplerNode
+
+        decoupler = DecouplerNode(context=context, parameter_overrides=overrides)
+        decoupler.joints = decoupler.transmission.joints
+        return decoupler
+    if node == "pwm_feedforward":
+        return _timed_pwm_feedforward(context=context, parameter_overrides=overrides)
+    ff = _timed_feedforward(context=context, parameter_overrides=overrides)
+    n = len(ff.joints)
+    now = ff.get_clock().now().nanoseconds * 1e-9
+    t = np.array([now - 1.0, now + seconds + 30.0])
+    q = np.full(n, 0.1)
+    ff.reference.set(t, np.stack([q, q]), np.zeros((2, n)), np.zeros((2, n)))
+    return ff
 
 
 class _EchoNode(Node):
@@ -185,13 +261,15 @@ def _warm_up(executor: Any, robot: _BenchRobot) -> None:
     robot.restart()
 
 
-def _robot_process(joints: tuple[str, ...], q: np.ndarray, seconds: float, conn: Connection) -> None:
+def _robot_process(
+    joints: tuple[str, ...], q: np.ndarray, node: MeasuredNode, seconds: float, conn: Connection
+) -> None:
     """The stand-in robot's process: warm up, tell the parent, measure, send the figures back."""
     import rclpy
 
     context = rclpy.Context()
     rclpy.init(context=context)
-    robot = _BenchRobot(joints, q, context=context)
+    robot = _BenchRobot(joints, q, node, context=context)
     executor = make_executor("events", context)
     executor.add_node(robot)
     try:
@@ -212,10 +290,11 @@ def measure_feedforward_latency(
     *,
     same_process: bool = False,
     executor: ExecutorKind = NODE_EXECUTOR,
-    node: Literal["feedforward", "echo"] = "feedforward",
+    node: MeasuredNode = "feedforward",
 ) -> dict[str, Any]:
-    """Run the feedforward node (or the bare echo, ``node="echo"``) against a 1 kHz state stream
-    for ``seconds``; return the figures.
+    """Run the feedforward node (or the bare echo, ``node="echo"``, or another node on the 1 kHz
+    path: ``pwm_feedforward``, ``decoupler``) against a 1 kHz state stream for ``seconds``; return
+    the figures. ``robot``: the robot config the node and the stand-in robot use.
 
     ``executor``: what spins the measured node (a ``spin_once`` loop, as in `run_node`); the
     stand-in robot always spins rclpy's EventsExecutor.
@@ -238,22 +317,13 @@ def measure_feedforward_latency(
     spinner = None
     child = None
     try:
-        if node == "echo":
-            ff = _EchoNode(load_robot(robot).joints, context=context)
-            nodes.append(ff)
-            q = np.full(len(ff.joints), 0.1)
-        else:
-            ff = _timed_feedforward(context=context, parameter_overrides=[Parameter("robot", value=robot)])
-            nodes.append(ff)
-            n = len(ff.joints)
-            q = np.full(n, 0.1)
-            now = ff.get_clock().now().nanoseconds * 1e-9
-            t = np.array([now - 1.0, now + seconds + 30.0])
-            ff.reference.set(t, np.stack([q, q]), np.zeros((2, n)), np.zeros((2, n)))
+        ff = _measured_node(node, robot, seconds, context)
+        nodes.append(ff)
+        q = np.full(len(ff.joints), 0.1)
         spinner = make_executor(executor, context)
         spinner.add_node(ff)
         if same_process:
-            bench = _BenchRobot(ff.joints, q, context=context)
+            bench = _BenchRobot(ff.joints, q, node, context=context)
             nodes.append(bench)
             spinner.add_node(bench)
             _warm_up(spinner, bench)
@@ -264,7 +334,7 @@ def measure_feedforward_latency(
         else:
             mp = multiprocessing.get_context("spawn")
             parent_conn, child_conn = mp.Pipe()
-            process = mp.Process(target=_robot_process, args=(ff.joints, q, seconds, child_conn), daemon=True)
+            process = mp.Process(target=_robot_process, args=(ff.joints, q, node, seconds, child_conn), daemon=True)
             process.start()
             child = process  # joined on the way out only once started
             deadline = time.perf_counter() + WARMUP_S + DISCOVERY_TIMEOUT_S + seconds + 60.0
@@ -286,7 +356,7 @@ def measure_feedforward_latency(
             **figures,
             "cpu_share": cpu / wall,
             "cpu_us_per_message": 1e6 * cpu / answered,
-            "nonfinite_commands": int(ff.nonfinite_commands),
+            "nonfinite_commands": int(getattr(ff, "nonfinite_commands", 0)),
             "robot_process": "same" if same_process else "separate",
             "executor": executor,
             "node": node,

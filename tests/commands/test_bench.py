@@ -37,14 +37,15 @@ def test_bench_json_has_the_floor_and_the_ratios(tmp_path: Path, monkeypatch: py
     from motor_ident.ros import latency
 
     runs: dict[tuple[str, bool], list[dict[str, object]]] = {
-        ("feedforward", True): [_latency(1.2, 30, 40.0), _latency(9.0, 300, 41.0), _latency(1.1, 31, 39.0)],
         ("echo", True): [_latency(0.8, 20, 20.0)] * 3,
-        ("feedforward", False): [_latency(2.0, 50, 30.0)] * 3,
         ("echo", False): [_latency(1.6, 40, 20.0)] * 3,
     }
+    for node in ("feedforward", "pwm_feedforward", "decoupler"):
+        runs[(node, True)] = [_latency(1.2, 30, 40.0), _latency(9.0, 300, 41.0), _latency(1.1, 31, 39.0)]
+        runs[(node, False)] = [_latency(2.0, 50, 30.0)] * 3
     calls: dict[tuple[str, bool], int] = {key: 0 for key in runs}
 
-    def fake_measure(seconds: float, *, same_process: bool = True, node: str = "feedforward", **_: Any) -> Any:
+    def fake_measure(seconds: float, robot: str, *, same_process: bool, node: str, **_: Any) -> Any:
         key = (node, same_process)
         calls[key] += 1
         return runs[key][(calls[key] - 1) % 3]
@@ -72,12 +73,14 @@ def test_bench_json_has_the_floor_and_the_ratios(tmp_path: Path, monkeypatch: py
     assert math.isclose(summary["ff_over_echo_p99"], 1.2 / 0.8)
     assert math.isclose(summary["ff_over_echo_p99_separate"], 2.0 / 1.6)
     assert math.isclose(summary["ff_over_echo_cpu_separate"], 30.0 / 20.0)
+    assert summary["decoupler_latency_p99_ms"] == 1.2 and summary["pwm_feedforward_echo_missed_cycles"] == 20
     assert summary["ff_latency_p99_ms_separate"] == 2.0
     assert summary["ff_latency_p99_ms_contended"] == 1.2 and "ff_over_echo_p99_separate_contended" in summary
-    targets = summary["targets_separate"]
+    targets = summary["ff_targets_separate"]
     assert targets["CPU/message <= 2.0 x echo"] is True and targets["p99 <= 1.0 ms"] is False
-    assert "p99 <= 1.0 ms" not in summary["targets_separate_contended"]
-    assert calls[("feedforward", True)] == calls[("echo", False)] == 6  # 3 runs x quiet and contended
+    assert "p99 <= 1.0 ms" not in summary["ff_targets_separate_contended"]
+    # 3 runs x quiet and contended, for each node; the echo beside each of the three nodes
+    assert calls[("feedforward", True)] == calls[("decoupler", False)] == 6 and calls[("echo", False)] == 18
 
 
 class _NoLoad:
