@@ -29,6 +29,10 @@ class FoxgloveClientError(MotorIdentError):
     """The server did not answer as the protocol says, or not in time."""
 
 
+class ServerClosed(FoxgloveClientError):
+    """The server closed the connection (it stopped)."""
+
+
 @dataclass(frozen=True)
 class Channel:
     """An advertised channel: id, topic, message encoding, schema name, schema encoding and text."""
@@ -62,7 +66,8 @@ class FoxgloveClient:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                self.ws: ClientConnection = connect(url, subprotocols=[SUBPROTOCOL], open_timeout=2.0)  # type: ignore[list-item]
+                opened = connect(url, subprotocols=[SUBPROTOCOL], open_timeout=2.0)  # type: ignore[list-item]
+                self.ws: ClientConnection = opened.__enter__()  # websockets wants its context entered
                 break
             except OSError as exc:
                 if time.monotonic() > deadline:
@@ -96,7 +101,7 @@ class FoxgloveClient:
         except TimeoutError:
             return None
         except ConnectionClosed as exc:
-            raise FoxgloveClientError(f"the server closed the connection: {exc}") from None
+            raise ServerClosed(f"the server closed the connection: {exc}") from None
         now = time.time_ns()
         if isinstance(frame, str):
             self._control(json.loads(frame))

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import foxglove
-from foxglove.websocket import Capability, ChannelView, Client, ClientChannel
+from foxglove.websocket import Capability, ChannelView, Client, ClientChannel, ServerListener
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
@@ -209,7 +209,7 @@ class MonitorNode(Node):
         super().destroy_node()
 
 
-class _Listener:
+class _Listener(ServerListener):
     """The server's callbacks (called on the server's thread), passed to the node."""
 
     def __init__(self, node: MonitorNode) -> None:
