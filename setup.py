@@ -70,7 +70,16 @@ setup(
         ],
         # live view in Foxglove (motor-ident monitor): its WebSocket server, and a client for checks
         "monitor": ["foxglove-sdk>=0.30", "websockets>=13"],
-        "test": ["mcap>=1.2", "mcap-ros2-support>=0.5", "pytest>=8", "hypothesis>=6", "pytest-benchmark>=4", "ruff>=0.5", "pyinstrument>=4", "mypy>=2"],
+        "test": [
+            "pytest>=8",
+            "hypothesis>=6",
+            "pytest-benchmark>=4",
+            "ruff>=0.5",
+            "pyinstrument>=4",
+            "mypy>=2",
+            "mcap>=1.2",  # recordings read as third-party viewers read them
+            "mcap-ros2-support>=0.5",
+        ],
     },
     zip_safe=True,
     maintainer="motor_ident maintainers",

@@ -45,6 +45,13 @@ def generate_launch_description() -> LaunchDescription:
                 default_value="true",
                 description="start the excitation node feeding the feedforward node's reference",
             ),
+            DeclareLaunchArgument(
+                "monitor",
+                default_value="false",
+                description="start the monitor: the run's topics on a Foxglove WebSocket server, 127.0.0.1:8765 "
+                "(its settings: the parameter file's monitor section; needs foxglove-sdk)",
+            ),
+            node("monitor", parameters=[params], condition=IfCondition(LaunchConfiguration("monitor"))),
             node("sim_robot", parameters=[params], condition=IfCondition(use_sim)),
             node("identifier", parameters=[params, sim_time]),
             node("feedforward", parameters=[params, sim_time]),

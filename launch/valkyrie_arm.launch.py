@@ -37,12 +37,18 @@ def generate_launch_description() -> LaunchDescription:
                 default_value="true",
                 description="start the excitation node feeding the feedforward node's reference",
             ),
+            DeclareLaunchArgument(
+                "monitor",
+                default_value="false",
+                description="start the monitor (Foxglove WebSocket server on 127.0.0.1:8765)",
+            ),
             IncludeLaunchDescription(
                 PythonLaunchDescriptionSource(PathJoinSubstitution([share, "launch", "identification.launch.py"])),
                 launch_arguments={
                     "params_file": LaunchConfiguration("params_file"),
                     "use_sim": LaunchConfiguration("use_sim"),
                     "excite": LaunchConfiguration("excite"),
+                    "monitor": LaunchConfiguration("monitor"),
                 }.items(),
             ),
         ]

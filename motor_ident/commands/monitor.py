@@ -13,7 +13,7 @@ import argparse
 from typing import Any
 
 from motor_ident.errors import ConfigError
-from motor_ident.scenario.nodes import MonitorSettings
+from motor_ident.scenario.monitor import MonitorSettings
 from motor_ident.schema import specs
 
 _DEFAULTS = MonitorSettings()
@@ -24,9 +24,7 @@ INSTALL_HINT = "the monitor needs the foxglove-sdk package: pip install 'motor_i
 def add_monitor_arguments(parser: argparse.ArgumentParser) -> None:
     """``--monitor``, ``--monitor-host``, ``--monitor-port`` of ``run``/``demo``."""
     parser.add_argument("--monitor", action="store_true", help=f"monitor: {_HELP['enabled']}; see motor-ident monitor")
-    parser.add_argument(
-        "--monitor-host", default=_DEFAULTS.host, help=f"{_HELP['host']} (default {_DEFAULTS.host})"
-    )
+    parser.add_argument("--monitor-host", default=_DEFAULTS.host, help=f"{_HELP['host']} (default {_DEFAULTS.host})")
     parser.add_argument(
         "--monitor-port", type=int, default=_DEFAULTS.port, help=f"{_HELP['port']} (default {_DEFAULTS.port})"
     )

@@ -29,7 +29,7 @@ class FoxgloveClientError(MotorIdentError):
     """The server did not answer as the protocol says, or not in time."""
 
 
-class ServerClosed(FoxgloveClientError):
+class ServerClosedError(FoxgloveClientError):
     """The server closed the connection (it stopped)."""
 
 
@@ -101,7 +101,7 @@ class FoxgloveClient:
         except TimeoutError:
             return None
         except ConnectionClosed as exc:
-            raise ServerClosed(f"the server closed the connection: {exc}") from None
+            raise ServerClosedError(f"the server closed the connection: {exc}") from None
         now = time.time_ns()
         if isinstance(frame, str):
             self._control(json.loads(frame))

@@ -17,6 +17,7 @@ import sys
 
 import foxglove.layouts as fl
 
+from motor_ident.io.robot_config import load_robot_config
 from motor_ident.scenario.loader import load_scenario
 from motor_ident.schema import flatten
 
@@ -25,8 +26,6 @@ COLOURS = ("#4e98e2", "#f5774d", "#61cbb4", "#f7df71", "#c77dff", "#9ccc65", "#e
 
 def scenario_layout(scenario: str) -> fl.Layout:
     """The layout of ``scenario``'s run: its robot's joints and its identifier's R^2 threshold."""
-    from motor_ident.io.robot_config import load_robot_config
-
     loaded = load_scenario(scenario)
     joints = load_robot_config(loaded.nodes["sim_robot"].robot).joints
     threshold = float(flatten(loaded.nodes["identifier"])["r2_threshold"])

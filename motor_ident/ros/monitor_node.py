@@ -36,7 +36,7 @@ from motor_ident.ros.bag_player import message_class
 from motor_ident.ros.common import LATCHED_QOS, load_robot, run_node
 from motor_ident.ros.msg_definitions import MessageDefinitionError, ros2msg_schema
 from motor_ident.ros.parameters import declare_settings
-from motor_ident.scenario.nodes import MonitorSettings
+from motor_ident.scenario.monitor import MonitorSettings
 
 SERVED_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
 STRING = "std_msgs/msg/String"
@@ -135,9 +135,7 @@ class MonitorNode(Node):
         publishers = self.get_publishers_info_by_topic(topic)
         if not publishers:
             return  # only subscribers so far: its publishers' durability decides the QoS, next time
-        latched = all(
-            p.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for p in publishers
-        )
+        latched = all(p.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for p in publishers)
         channel = foxglove.Channel(topic, schema=schema, message_encoding="cdr", context=self.fox)
         entry = _Served(channel=channel, subscription=None, latched=latched)
 
@@ -155,9 +153,8 @@ class MonitorNode(Node):
 
     def _serve_robot_description(self, robot: str) -> None:
         """Serve the robot config's URDF on /robot_description, sent to each subscribing client."""
-        from std_msgs.msg import String
-
         from rclpy.serialization import serialize_message
+        from std_msgs.msg import String
 
         urdf = load_robot(robot).urdf.read_text()
         channel = foxglove.Channel(

@@ -83,8 +83,8 @@ def msg_file(package: str, name: str) -> Path:
             return path
         searched.append(str(path.parent))
     raise MessageDefinitionError(
-        f"{package}/msg/{name}: no {name}.msg in {searched}; install the message package (ros-{package.replace('_', '-')} "
-        "on PyPI, or source the ROS 2 installation that has it)"
+        f"{package}/msg/{name}: no {name}.msg in {searched}; install the message package "
+        f"(ros-{package.replace('_', '-')} on PyPI, or source the ROS 2 installation that has it)"
     )
 
 

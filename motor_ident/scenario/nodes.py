@@ -20,6 +20,7 @@ from motor_ident.core.control.vrec import SIDES
 from motor_ident.core.estimation.online import IdentifierConfig
 from motor_ident.errors import ConfigError
 from motor_ident.papers.xin.bench import XIN_MOTOR_KI, XIN_MOTOR_KP, xin_bench_parameters
+from motor_ident.scenario.monitor import MonitorSettings
 from motor_ident.schema import inline, markdown_table, setting
 from motor_ident.sim.plant import PlantConfig
 from motor_ident.sim.sensors import SimSensorSettings
@@ -306,40 +307,6 @@ class ElasticSimSettings:
     )
     ripple_amplitude: float = setting(5.0, "cogging torque amplitude, link side", unit="N m", low=0.0)
     diagnostics_period: float = _diagnostics_period()
-
-
-MONITOR_TOPICS = (
-    "/joint_states",
-    "/effort_controller/commands",
-    "/identifier/gate_open",
-    "/identifier/r2",
-    "/identifier/predicted_effort",
-    "/feedforward/tracking_error",
-    "/diagnostics",
-)
-"""What the monitor serves by default: states, commands, the identifier's gate, R^2 and prediction,
-the tracking error and /diagnostics."""
-
-
-@dataclass(frozen=True)
-class MonitorSettings:
-    """monitor: the run's topics on a Foxglove WebSocket server, forwarded as serialized (CDR)."""
-
-    enabled: bool = setting(
-        False, "start the monitor with the run (motor-ident run/demo --monitor; launch files: monitor:=true)"
-    )
-    host: str = setting(
-        "127.0.0.1", "address the server binds: 127.0.0.1 = this machine only, 0.0.0.0 = every network interface"
-    )
-    port: int = setting(8765, "WebSocket port (0: any free port)", low=0, high=65535)
-    topics: tuple[str, ...] = setting(MONITOR_TOPICS, "topics served ([''] = every topic of the graph)")
-    robot: str = setting(
-        "", "robot config whose URDF is served on /robot_description for the 3D panel ('' = none)"
-    )
-    allow_client_publish: bool = setting(False, "let clients publish on DDS topics (Foxglove's Publish panel)")
-    discovery_period: float = setting(
-        1.0, "how often the graph is searched for served topics", unit="s", low=0.0, high=60.0, open=(True, False)
-    )
 
 
 NODE_SETTINGS: dict[str, type] = {

@@ -66,7 +66,9 @@ def test_record_mcap_reads_with_mcap_and_mcap_ros2(tmp_path: Path) -> None:
                 assert list(decoded.name) == list(reference.name)
                 np.testing.assert_array_equal(decoded.position, reference.position)
                 np.testing.assert_array_equal(decoded.effort, reference.effort)
-    assert counts["/joint_states"] == 300 == summary.statistics.message_count - sum(
-        n for t, n in counts.items() if t != "/joint_states"
+    assert (
+        counts["/joint_states"]
+        == 300
+        == summary.statistics.message_count - sum(n for t, n in counts.items() if t != "/joint_states")
     )
     assert counts["/identifier/gate_open"] >= 1

@@ -80,6 +80,8 @@ def test_client_publishing_refused_by_default_and_forwarded_when_enabled(ros) ->
         assert client.server_info["capabilities"] == ["clientPublish"]
         channel = client.advertise("/from_client", "std_msgs/msg/Float64MultiArray")
         assert ros.spin_until(
-            lambda: received, 20.0, each=lambda: (client.publish(channel, serialize_message(payload)), client.receive(0.01))
+            lambda: received,
+            20.0,
+            each=lambda: (client.publish(channel, serialize_message(payload)), client.receive(0.01)),
         )
     assert list(received[0].data) == [1.5, -2.0]

@@ -58,7 +58,7 @@ def _free_port() -> int:
 def _watch(url: str, seen: Seen, stop: threading.Event) -> None:
     """Subscribe to every channel as it is advertised and keep the payloads, until ``stop`` or the
     server stops with the run."""
-    from motor_ident.ros.foxglove_client import FoxgloveClient, ServerClosed
+    from motor_ident.ros.foxglove_client import FoxgloveClient, ServerClosedError
 
     try:
         with FoxgloveClient(url, timeout=120.0) as client:
@@ -73,7 +73,7 @@ def _watch(url: str, seen: Seen, stop: threading.Event) -> None:
                     if new:
                         client.subscribe(new)
                         subscribed.update(new)
-            except ServerClosed:
+            except ServerClosedError:
                 pass
     except BaseException as exc:  # reported by the test, not lost in the thread
         seen.error = exc
@@ -229,7 +229,7 @@ def test_foxglove_layout_paths_resolve(monitored_run) -> None:
     """Every path of config/foxglove names a run topic the monitor serves by default, with a numeric
     field; the 3D panel's topics exist with their types; the shipped file is what the generator makes."""
     from motor_ident.ros.monitor_layout import scenario_layout
-    from motor_ident.scenario.nodes import MONITOR_TOPICS
+    from motor_ident.scenario.monitor import MONITOR_TOPICS
 
     _, seen = monitored_run
     shipped = json.loads((REPO / "config" / "foxglove" / f"{SCENARIO}.json").read_text())
