@@ -348,6 +348,13 @@ CASES = {
         flowing=ARM_TOPICS,
         reported={"sim_robot": {"robot": "valkyrie_arm"}},
     ),
+    "valkyrie-monitor": Case(
+        "valkyrie_arm.launch.py",
+        ("monitor:=true",),
+        nodes=IDENTIFICATION | {"monitor"},
+        flowing=ARM_TOPICS,
+        reported={"monitor": {"host": "127.0.0.1", "allow_client_publish": False}},
+    ),
     "identification-icub-params-no-excitation": Case(
         "identification.launch.py",
         ("excite:=false",),
