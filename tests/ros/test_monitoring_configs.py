@@ -203,34 +203,29 @@ def test_rqt_plot_paths_resolve(monitored_run) -> None:
         _check_path(topic, path[len(topic) :], seen, f"config/rqt {path}")
 
 
-def foxglove_paths(node: Any) -> list[str]:
+def _strings_under(node: Any, keys: tuple[str, ...]) -> list[str]:
+    """Every string value of a key in ``keys`` anywhere in a JSON document."""
+    found: list[str] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in keys and isinstance(value, str):
+                found.append(value)
+            else:
+                found += _strings_under(value, keys)
+    elif isinstance(node, list):
+        for item in node:
+            found += _strings_under(item, keys)
+    return found
+
+
+def foxglove_paths(layout: Any) -> list[str]:
     """Every message path in a Foxglove layout (plot series, state transitions, indicators)."""
-    found: list[str] = []
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key in ("value", "path") and isinstance(value, str) and value.startswith("/"):
-                found.append(value)
-            else:
-                found += foxglove_paths(value)
-    elif isinstance(node, list):
-        for item in node:
-            found += foxglove_paths(item)
-    return found
+    return [p for p in _strings_under(layout, ("value", "path")) if p.startswith("/")]
 
 
-def foxglove_topics(node: Any) -> list[str]:
+def foxglove_topics(layout: Any) -> list[str]:
     """Every topic a Foxglove layout names outside message paths (3D layers' sources)."""
-    found: list[str] = []
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key in ("topic", "jointStatesTopic") and isinstance(value, str):
-                found.append(value)
-            else:
-                found += foxglove_topics(value)
-    elif isinstance(node, list):
-        for item in node:
-            found += foxglove_topics(item)
-    return found
+    return _strings_under(layout, ("topic", "jointStatesTopic"))
 
 
 def test_foxglove_layout_paths_resolve(monitored_run) -> None:
