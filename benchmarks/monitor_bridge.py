@@ -4,7 +4,8 @@
     ROS_DOMAIN_ID=17 .venv/bin/python benchmarks/monitor_bridge.py --demo [--seconds 10]
 
 This process publishes sensor_msgs/JointState from a wall timer, each stamped with the wall
-clock; the monitor runs as its own process (its entry point, serving /joint_states and the other
+clock, and a 4-value std_msgs/Float64MultiArray on effort_controller/commands with each (the
+demo's two 1 kHz streams); the monitor runs as its own process (its entry point, serving /joint_states and the other
 default topics); a Foxglove protocol client in this process subscribes and decodes each message.
 Latency: the client's receive time minus the stamp (publish -> DDS -> monitor -> WebSocket ->
 client, one machine). CPU: the monitor process's user + system time over the window, with no
@@ -31,8 +32,9 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
 
-from motor_ident.ros.common import STATE_QOS
+from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
 from motor_ident.ros.foxglove_client import FoxgloveClient
 
 PORT = 8797
@@ -102,6 +104,8 @@ def main() -> None:
     rclpy.init()
     node = rclpy.create_node("monitor_bench_robot")
     pub = node.create_publisher(JointState, "joint_states", STATE_QOS)
+    commands = node.create_publisher(Float64MultiArray, "effort_controller/commands", COMMAND_QOS)
+    command = Float64MultiArray(data=[0.0] * 4)
     msg = JointState(name=["a", "b", "c", "d"], position=[0.0] * 4, velocity=[0.0] * 4, effort=[0.0] * 4)
 
     published = [0]
@@ -111,6 +115,7 @@ def main() -> None:
         now = time.time_ns()
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(now, 1_000_000_000)
         pub.publish(msg)
+        commands.publish(command)
 
     node.create_timer(1.0 / args.rate, publish)
     executor = SingleThreadedExecutor()
@@ -121,17 +126,17 @@ def main() -> None:
     thread.start()
     try:
         with FoxgloveClient(f"ws://127.0.0.1:{PORT}", timeout=60.0) as client:
-            client.wait_for(["/joint_states"], 30.0)
+            client.wait_for(["/joint_states", "/effort_controller/commands"], 30.0)
             time.sleep(1.0)  # DDS matched, steady state
             start = cpu_seconds(monitor.pid)
             time.sleep(args.seconds)
             idle = (cpu_seconds(monitor.pid) - start) / args.seconds
-            client.subscribe(["/joint_states"])
+            client.subscribe(["/joint_states", "/effort_controller/commands"])
             latencies = []
             start, begin, sent = cpu_seconds(monitor.pid), time.monotonic(), published[0]
             while time.monotonic() - begin < args.seconds:
                 message = client.receive(0.1)
-                if message is not None:
+                if message is not None and message.topic == "/joint_states":
                     state = deserialize_message(message.data, JointState)
                     stamp = state.header.stamp.sec * 1_000_000_000 + state.header.stamp.nanosec
                     latencies.append((message.received_ns - stamp) * 1e-6)
@@ -146,10 +151,10 @@ def main() -> None:
         node.destroy_node()
         rclpy.shutdown()
     lat = np.asarray(latencies)
-    print(f"joint states at {args.rate:g} Hz for {args.seconds:g} s; monitor process CPU (share of one core):")
+    print(f"joint states + commands at {args.rate:g} Hz for {args.seconds:g} s; monitor CPU (share of one core):")
     print(f"  no client: {100 * idle:.1f} %   one client subscribed: {100 * busy:.1f} %")
     print(
-        f"  published {sent}, received by the client {lat.size}; latency stamp -> client "
+        f"  joint states published {sent}, received by the client {lat.size}; latency stamp -> client "
         f"p50 {np.percentile(lat, 50):.2f} ms, p99 {np.percentile(lat, 99):.2f} ms, max {lat.max():.2f} ms"
     )
 
