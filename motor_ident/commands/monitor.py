@@ -63,6 +63,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
         "port": args.port,
         "robot": args.robot,
         "allow_client_publish": args.allow_client_publish,
+        "allow_parameters": args.allow_parameters,
     }
     if args.topics:
         values["topics"] = args.topics
@@ -86,4 +87,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--robot", default="valkyrie_arm", help=f"{_HELP['robot']} (default valkyrie_arm)")
     p.add_argument("--allow-client-publish", action="store_true", help=_HELP["allow_client_publish"])
+    p.add_argument("--allow-parameters", action="store_true", help=_HELP["allow_parameters"])
     p.set_defaults(func=cmd_monitor)

@@ -3,7 +3,8 @@
 What the Foxglove app does on connecting, reduced to what the tests and ``motor-ident bench``
 need: read ``serverInfo`` and the ``advertise``\\ d channels, subscribe to some, and take the
 binary message frames apart (opcode 1, subscription id, receive time, payload). Optionally
-advertise a channel and publish on it (the server must offer ``clientPublish``). Decoding the
+advertise a channel and publish on it (the server must offer ``clientPublish``), and get and
+set parameters (``parameters``). Decoding the
 payload is the caller's (rclpy's ``deserialize_message`` for ``cdr``).
 """
 
@@ -76,6 +77,7 @@ class FoxgloveClient:
         self.server_info: dict[str, Any] = {}
         self.channels: dict[int, Channel] = {}
         self.statuses: list[dict[str, Any]] = []
+        self.parameter_values: dict[str, list[dict[str, Any]]] = {}  # request id -> parameters answered
         self._subscriptions: dict[int, int] = {}  # subscription id -> channel id
         self._next_id = 1
 
@@ -126,6 +128,8 @@ class FoxgloveClient:
                 self.channels.pop(channel_id, None)
         elif op == "status":
             self.statuses.append(message)
+        elif op == "parameterValues":
+            self.parameter_values[message.get("id", "")] = message["parameters"]
 
     def wait_for(self, topics: list[str], timeout: float) -> dict[str, Channel]:
         """Read control messages until every topic is advertised; the advertised channels by topic.
@@ -159,6 +163,16 @@ class FoxgloveClient:
         message = {"id": channel, "topic": topic, "encoding": encoding, "schemaName": schema_name}
         self.ws.send(json.dumps({"op": "advertise", "channels": [message]}))
         return channel
+
+    def get_parameters(self, names: list[str], request_id: str) -> None:
+        """Ask for parameters (``/node.name``; all with an empty list); the answer lands in
+        `parameter_values` under ``request_id`` (the server must offer ``parameters``)."""
+        self.ws.send(json.dumps({"op": "getParameters", "parameterNames": names, "id": request_id}))
+
+    def set_parameters(self, values: dict[str, Any], request_id: str) -> None:
+        """Set parameters; their values afterwards land in `parameter_values` under ``request_id``."""
+        parameters = [{"name": name, "value": value} for name, value in values.items()]
+        self.ws.send(json.dumps({"op": "setParameters", "parameters": parameters, "id": request_id}))
 
     def publish(self, channel: int, data: bytes) -> None:
         """Send a message on an advertised client channel."""

@@ -15,7 +15,9 @@ the ``foxglove-sdk`` package's (``pip install motor_ident[monitor]``).
   subscribing client), for Foxglove's 3D panel, which poses it from ``/joint_states``.
 - Safety: the server binds ``host`` (default 127.0.0.1, this machine only) and says where it
   listens; it offers no capability to clients unless ``allow_client_publish`` (then clients may
-  publish CDR messages of installed types on DDS). Parameters and services are never offered.
+  publish CDR messages of installed types on DDS) or ``allow_parameters`` (then clients may read
+  and set the nodes' parameters through their parameter services,
+  `motor_ident.ros.monitor_parameters`). Services are never offered.
 - Timestamps: each message is logged with the wall-clock receive time [ns since the epoch].
 """
 
@@ -34,6 +36,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from motor_ident.errors import ConfigError
 from motor_ident.ros.bag_player import message_class
 from motor_ident.ros.common import LATCHED_QOS, load_robot, run_node
+from motor_ident.ros.monitor_parameters import ParameterBridge
 from motor_ident.ros.msg_definitions import MessageDefinitionError, ros2msg_schema
 from motor_ident.ros.parameters import declare_settings
 from motor_ident.scenario.monitor import MonitorSettings
@@ -72,6 +75,8 @@ class MonitorNode(Node):
         self.forwarded = 0  # messages logged on channels (DDS -> Foxglove)
         self.from_clients = 0  # messages clients published on DDS
         capabilities = [Capability.ClientPublish] if settings.allow_client_publish else []
+        capabilities += [Capability.Parameters] if settings.allow_parameters else []
+        self.parameters = ParameterBridge(self) if settings.allow_parameters else None
         try:
             self.server = foxglove.start_server(
                 name="motor_ident monitor",
@@ -92,9 +97,8 @@ class MonitorNode(Node):
             else "REACHABLE FROM THE NETWORK: anyone who can connect sees the robot's data"
         )
         publish = "clients MAY publish on DDS topics" if settings.allow_client_publish else "clients cannot publish"
-        self.get_logger().info(
-            f"Foxglove WebSocket server on {self.url} ({reach}); {publish}; no parameter or service access"
-        )
+        parameters = "MAY set the nodes' parameters" if settings.allow_parameters else "cannot change parameters"
+        self.get_logger().info(f"Foxglove WebSocket server on {self.url} ({reach}); {publish}, {parameters}")
         if settings.robot:
             self._serve_robot_description(settings.robot)
         self.create_timer(settings.discovery_period, self.discover)
@@ -223,6 +227,18 @@ class _Listener(ServerListener):
 
     def on_client_unadvertise(self, client: Client, client_channel_id: int) -> None:
         self.node.client_unadvertised(client.id, client_channel_id)
+
+    def on_get_parameters(
+        self, client: Client, param_names: list[str], request_id: str | None = None
+    ) -> list[foxglove.Parameter]:
+        bridge = self.node.parameters
+        return [] if bridge is None else bridge.get(param_names)
+
+    def on_set_parameters(
+        self, client: Client, parameters: list[foxglove.Parameter], request_id: str | None = None
+    ) -> list[foxglove.Parameter]:
+        bridge = self.node.parameters
+        return [] if bridge is None else bridge.set(parameters)
 
 
 def main(args: list[str] | None = None) -> None:

@@ -37,6 +37,9 @@ class MonitorSettings:
     topics: tuple[str, ...] = setting(MONITOR_TOPICS, "topics served ([''] = every topic of the graph)")
     robot: str = setting("", "robot config whose URDF is served on /robot_description for the 3D panel ('' = none)")
     allow_client_publish: bool = setting(False, "let clients publish on DDS topics (Foxglove's Publish panel)")
+    allow_parameters: bool = setting(
+        False, "let clients read and set the nodes' parameters (Foxglove's Parameters panel)"
+    )
     discovery_period: float = setting(
         1.0, "how often the graph is searched for served topics", unit="s", low=0.0, high=60.0, open=(True, False)
     )

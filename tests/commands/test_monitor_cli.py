@@ -34,4 +34,4 @@ def test_monitor_command_binds_loopback_says_so_and_stops_on_sigint() -> None:
         output, _ = process.communicate(timeout=30)
     assert process.returncode == 0, output
     assert f"ws://127.0.0.1:{port} (this machine only" in output, output
-    assert "clients cannot publish" in output
+    assert "clients cannot publish, cannot change parameters" in output

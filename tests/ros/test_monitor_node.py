@@ -73,6 +73,7 @@ def test_client_publishing_refused_by_default_and_forwarded_when_enabled(ros) ->
     assert "clientPublish" in client.statuses[0]["message"]
     assert closed.client_publishers == {} and closed.from_clients == 0 and received == []
 
+    ros.destroy(closed)
     open_ = ros.add(MonitorNode, port=0, allow_client_publish=True)
     payload = Float64MultiArray(data=[1.5, -2.0])
     with FoxgloveClient(open_.url) as client:
@@ -85,3 +86,33 @@ def test_client_publishing_refused_by_default_and_forwarded_when_enabled(ros) ->
             each=lambda: (client.publish(channel, serialize_message(payload)), client.receive(0.01)),
         )
     assert list(received[0].data) == [1.5, -2.0]
+
+
+def test_parameters_refused_by_default_and_set_when_enabled(ros) -> None:
+    """A default monitor answers a client's setParameters with an error and the node's value stays;
+    with allow_parameters the client reads the node's parameter and sets it."""
+    from motor_ident.ros.foxglove_client import FoxgloveClient
+    from motor_ident.ros.monitor_node import MonitorNode
+
+    probe = ros.probe("tuned")
+    probe.declare_parameter("gain", 1.0)
+    closed = ros.add(MonitorNode, port=0)
+    with FoxgloveClient(closed.url) as client:
+        client.set_parameters({"/tuned.gain": 2.5}, "set")
+        assert ros.spin_until(lambda: client.statuses, 10.0, each=lambda: client.receive(0.01))
+        ros.spin_until(lambda: False, 0.5, each=lambda: client.receive(0.01))  # a bounded look: nothing may change
+    assert "parameters" in client.statuses[0]["message"].lower() and client.parameter_values == {}
+    assert probe.get_parameter("gain").value == 1.0
+
+    ros.destroy(closed)
+    open_ = ros.add(MonitorNode, port=0, allow_parameters=True)
+    with FoxgloveClient(open_.url) as client:
+        assert ros.spin_until(lambda: client.server_info, 10.0, each=lambda: client.receive(0.01))
+        assert sorted(client.server_info["capabilities"]) == ["parameters", "parametersSubscribe"]
+        client.get_parameters(["/tuned.gain"], "get")
+        assert ros.spin_until(lambda: "get" in client.parameter_values, 20.0, each=lambda: client.receive(0.01))
+        assert client.parameter_values["get"] == [{"name": "/tuned.gain", "value": 1.0, "type": "float64"}]
+        client.set_parameters({"/tuned.gain": 2}, "set")  # a whole number: still a double for the node
+        assert ros.spin_until(lambda: "set" in client.parameter_values, 20.0, each=lambda: client.receive(0.01))
+    assert probe.get_parameter("gain").value == 2.0
+    assert client.parameter_values["set"][0]["value"] == 2.0
