@@ -92,7 +92,7 @@ class MonitorNode(Node):
         self.port = int(self.server.port)
         self.url = f"ws://{settings.host}:{self.port}"
         reach = (
-            "this machine only; --host 0.0.0.0 (parameter host) serves every network"
+            "this machine only; parameter host, e.g. --host 0.0.0.0 / --monitor-host 0.0.0.0, serves other machines"
             if settings.host in LOOPBACK
             else "REACHABLE FROM THE NETWORK: anyone who can connect sees the robot's data"
         )
