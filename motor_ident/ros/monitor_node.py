@@ -7,10 +7,12 @@ type's ``ros2msg`` definition from the installed message packages
 the ``foxglove-sdk`` package's (``pip install motor_ident[monitor]``).
 
 - Topics: `MonitorSettings.topics` (or every topic of the graph), looked for every
-  ``discovery_period``, so nodes may start after the monitor. A topic whose publishers are all
-  latched (TRANSIENT_LOCAL, e.g. ``~/gate_open``) is subscribed latched and its last message is
-  sent again to each client that subscribes; others best effort (which matches reliable and
-  best-effort publishers alike), depth 10.
+  ``discovery_period``, so nodes may start after the monitor; each is advertised to clients at
+  once and subscribed on DDS only while a client watches it (as foxglove_bridge does: a monitor
+  nobody watches costs little). A topic whose publishers are all latched (TRANSIENT_LOCAL, e.g.
+  ``~/gate_open``) is subscribed latched and its last message is sent again to each client that
+  subscribes; others best effort (which matches reliable and best-effort publishers alike),
+  depth 10. The subscriptions are made and dropped on the executor's thread, never the server's.
 - ``robot``: the robot config's URDF on ``/robot_description`` (std_msgs/String, sent to each
   subscribing client), for Foxglove's 3D panel, which poses it from ``/joint_states``.
 - Safety: the server binds ``host`` (default 127.0.0.1, this machine only) and says where it
@@ -23,8 +25,10 @@ the ``foxglove-sdk`` package's (``pip install motor_ident[monitor]``).
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +46,7 @@ from motor_ident.ros.parameters import declare_settings
 from motor_ident.scenario.monitor import MonitorSettings
 
 SERVED_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
+WATCH_PERIOD = 0.02  # [s] how often clients' (un)subscriptions are applied to DDS
 STRING = "std_msgs/msg/String"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -53,11 +58,14 @@ def channel_schema(msgtype: str) -> foxglove.Schema:
 
 @dataclass
 class _Served:
-    """One served topic: its channel, DDS subscription, whether latched, and its last message if so."""
+    """One served topic: its channel, how to subscribe to it on DDS (None: the monitor's own), the
+    DDS subscription while clients watch, how many do, and a latched topic's last message."""
 
     channel: foxglove.Channel
-    subscription: Any
+    subscribe: Callable[[], Any] | None
     latched: bool
+    subscription: Any = None
+    clients: int = 0
     last: bytes | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -70,6 +78,7 @@ class MonitorNode(Node):
         self.settings = settings = declare_settings(self, MonitorSettings)
         self.fox = foxglove.Context()
         self.served: dict[str, _Served] = {}
+        self.watch_requests: queue.Queue[tuple[str, int]] = queue.Queue()  # (topic, +1 / -1) from the server
         self.skipped: dict[str, str] = {}  # topic -> why it is not served (logged once)
         self.client_publishers: dict[tuple[int, int], Any] = {}
         self.forwarded = 0  # messages logged on channels (DDS -> Foxglove)
@@ -102,6 +111,7 @@ class MonitorNode(Node):
         if settings.robot:
             self._serve_robot_description(settings.robot)
         self.create_timer(settings.discovery_period, self.discover)
+        self.create_timer(WATCH_PERIOD, self.apply_watches)
         self.discover()
 
     # -- DDS -> Foxglove ---------------------------------------------------------------------------
@@ -141,7 +151,6 @@ class MonitorNode(Node):
             return  # only subscribers so far: its publishers' durability decides the QoS, next time
         latched = all(p.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for p in publishers)
         channel = foxglove.Channel(topic, schema=schema, message_encoding="cdr", context=self.fox)
-        entry = _Served(channel=channel, subscription=None, latched=latched)
 
         def forward(data: bytes) -> None:
             if entry.latched:
@@ -150,9 +159,10 @@ class MonitorNode(Node):
             entry.channel.log(data, log_time=time.time_ns())
             self.forwarded += 1
 
-        entry.subscription = self.create_subscription(
-            cls, topic, forward, LATCHED_QOS if latched else SERVED_QOS, raw=True
-        )
+        def subscribe() -> Any:
+            return self.create_subscription(cls, topic, forward, LATCHED_QOS if latched else SERVED_QOS, raw=True)
+
+        entry = _Served(channel=channel, subscribe=subscribe, latched=latched)
         self.served[topic] = entry
 
     def _serve_robot_description(self, robot: str) -> None:
@@ -164,8 +174,31 @@ class MonitorNode(Node):
         channel = foxglove.Channel(
             "/robot_description", schema=channel_schema(STRING), message_encoding="cdr", context=self.fox
         )
-        entry = _Served(channel=channel, subscription=None, latched=True, last=serialize_message(String(data=urdf)))
+        entry = _Served(channel=channel, subscribe=None, latched=True, last=serialize_message(String(data=urdf)))
         self.served["/robot_description"] = entry
+
+    def apply_watches(self) -> None:
+        """Apply the clients' (un)subscriptions: a DDS subscription exists while a client watches
+        its topic (a latched one then delivers its last message); a client joining a watched
+        latched topic gets the last message again."""
+        while not self.watch_requests.empty():
+            topic, change = self.watch_requests.get_nowait()
+            entry = self.served.get(topic)
+            if entry is None:
+                continue
+            entry.clients = max(0, entry.clients + change)
+            if entry.subscribe is None:
+                if change > 0:
+                    self.resend_latched(topic)
+            elif change > 0 and entry.subscription is None:
+                entry.subscription = entry.subscribe()
+            elif change > 0:
+                self.resend_latched(topic)
+            elif entry.clients == 0 and entry.subscription is not None:
+                self.destroy_subscription(entry.subscription)
+                entry.subscription = None
+                with entry.lock:
+                    entry.last = None
 
     def resend_latched(self, topic: str) -> None:
         """Log a latched topic's last message again (a client just subscribed to it)."""
@@ -217,7 +250,10 @@ class _Listener(ServerListener):
         self.node = node
 
     def on_subscribe(self, client: Client, channel: ChannelView) -> None:
-        self.node.resend_latched(channel.topic)
+        self.node.watch_requests.put((channel.topic, 1))
+
+    def on_unsubscribe(self, client: Client, channel: ChannelView) -> None:
+        self.node.watch_requests.put((channel.topic, -1))
 
     def on_client_advertise(self, client: Client, channel: ClientChannel) -> None:
         self.node.client_advertised(client.id, channel)
