@@ -102,7 +102,7 @@ def monitored_run() -> tuple[Any, Seen]:
         thread.join(timeout=30.0)
     if seen.error is not None:
         raise seen.error
-    assert result.recording.gate, "the identifier's gate never opened: ~/gate_open (published once the gate opens) is empty"
+    assert result.recording.gate, "the gate never opened, so ~/gate_open was never published"
     return result, seen
 
 
