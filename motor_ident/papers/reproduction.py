@@ -58,6 +58,7 @@ def check_engine(paper: str, engine: str) -> None:
             f"papers with one: {', '.join(MUJOCO_PAPERS)}"
         )
 
+
 ProgressFn = Callable[[str, int, int], None]
 
 
@@ -305,7 +306,14 @@ class Reproduction:
             lines += ["|" + "---|" * len(table[0])] + ["| " + " | ".join(_cell(c) for c in r) + " |" for r in table[1:]]
         lines += ["", *[f"- {n}" for n in self.notes]] if self.notes else []
         head, tally = self.summary().split("\n")
-        lines += ["", f"**{head}**", "", tally, "", "Rows marked (key claim) decide the verdict; see docs/reproductions.md."]
+        lines += [
+            "",
+            f"**{head}**",
+            "",
+            tally,
+            "",
+            "Rows marked (key claim) decide the verdict; see docs/reproductions.md.",
+        ]
         return "\n".join(lines) + "\n"
 
     def csv(self) -> str:

@@ -144,7 +144,11 @@ def _leg_rows(leg_results: list[Any], leg_plant: Any, true_vs: float) -> list[di
                 paper=PAPER_FIG10[key],
                 ours=float(ours),
                 criterion="reported: a fit of the simpler model to data simulated with Table 1's friction"
-                + (" (Fig. 10's Stribeck K_v disagrees with Table 1's 0.69; we simulate Table 1)" if key == "cv_kv" else ""),
+                + (
+                    " (Fig. 10's Stribeck K_v disagrees with Table 1's 0.69; we simulate Table 1)"
+                    if key == "cv_kv"
+                    else ""
+                ),
             )
         )
     # Fig. 10's Stribeck values are what the simulator runs (Table 1's sigma_s+-, Fig. 10's K_c; K_v from
