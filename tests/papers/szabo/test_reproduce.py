@@ -1,4 +1,4 @@
-"""Szabó & Szádeczky-Kardoss 2021: 24 base parameters, unbiased friction, WLS at the Cramer-Rao bound, the bias sweep, CLI."""
+"""Szabó & Szádeczky-Kardoss 2021: base parameters, unbiased friction, WLS at the Cramer-Rao bound, bias sweep, CLI."""
 
 from __future__ import annotations
 
