@@ -256,11 +256,13 @@ class Reproduction:
         missed = [f"{r['name']} ({r['status']})" for r in claims if r["status"] != "reproduced"]
         missed += [f"{r['name']} ({r['kind']} {r['status']})" for r in self.failed_checks]
         c = self.counts()
+        p, r, s = c["paper"], c["recovery"], c["self-check"]
         tally = (
-            "paper rows: {p[reproduced]} reproduced, {p[not reproduced]} not reproduced, {p[not implemented]} not "
-            "implemented, {p[reported]} reported; recovery rows: {r[passed]} passed, {r[failed]} failed, "
-            "{r[reported]} reported; self-checks: {s[passed]} passed, {s[failed]} failed, {s[reported]} reported"
-        ).format(p=c["paper"], r=c["recovery"], s=c["self-check"])
+            f"paper rows: {p['reproduced']} reproduced, {p['not reproduced']} not reproduced, "
+            f"{p['not implemented']} not implemented, {p['reported']} reported; recovery rows: {r['passed']} passed, "
+            f"{r['failed']} failed, {r['reported']} reported; self-checks: {s['passed']} passed, {s['failed']} failed, "
+            f"{s['reported']} reported"
+        )
         return head + (f"; missed: {'; '.join(missed)}" if missed else "") + "\n" + tally
 
     def table(self, kind: str | None = None) -> list[list[str]]:
