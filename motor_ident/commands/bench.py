@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from motor_ident.commands import arguments
 from motor_ident.commands.common import write_json
 
 if TYPE_CHECKING:
@@ -433,9 +434,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``bench`` to the command line."""
     p = sub.add_parser("bench", help="measure regressor cost, refit rate, feedforward latency, throughput, memory")
     p.add_argument("--quick", action="store_true", help="short runs (about a minute in all)")
-    p.add_argument("--ff-seconds", type=float, default=60.0, help="feedforward latency run length [s] (default 60)")
     p.add_argument(
-        "--sim-seconds", type=float, default=600.0, help="simulated seconds for the memory run (default 600)"
+        "--ff-seconds", type=arguments.POSITIVE, default=60.0, help="feedforward latency run length [s] (default 60)"
+    )
+    p.add_argument(
+        "--sim-seconds",
+        type=arguments.POSITIVE,
+        default=600.0,
+        help="simulated seconds for the memory run (default 600)",
     )
     p.add_argument(
         "--processes",
@@ -443,7 +449,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="also run the scenario with every node in its own process, next to the one-process run",
     )
     p.add_argument(
-        "--layout-seconds", type=float, default=30.0, help="simulated seconds of each --processes run (default 30)"
+        "--layout-seconds",
+        type=arguments.POSITIVE,
+        default=30.0,
+        help="simulated seconds of each --processes run (default 30)",
     )
     p.add_argument("--json", help="write the figures to this JSON file")
     p.set_defaults(func=cmd_bench)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from motor_ident.commands import arguments
 from motor_ident.commands.common import write_json
 from motor_ident.errors import ConfigError
 from motor_ident.papers.reproduction import ENGINES, MUJOCO_PAPERS, PAPERS, ReproduceOptions, check_engine
@@ -69,9 +70,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``reproduce`` to the command line."""
     p = sub.add_parser("reproduce", help="a paper's result side by side with ours")
     p.add_argument("paper", choices=PAPERS, help="which paper")
-    p.add_argument("--runs", type=int, default=100, help="Monte Carlo runs (default 100)")
-    p.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
-    p.add_argument("--starts", type=int, default=4, help="random starts of the excitation optimisation (default 4)")
+    p.add_argument("--runs", type=arguments.COUNT, default=100, help="Monte Carlo runs (default 100)")
+    p.add_argument("--seed", type=arguments.SEED, default=0, help="seed of every random draw (default 0)")
+    p.add_argument(
+        "--starts", type=arguments.COUNT, default=4, help="random starts of the excitation optimisation (default 4)"
+    )
     p.add_argument("--trajectory", help="use this excitation YAML (from motor-ident excite) instead of optimising")
     p.add_argument(
         "--engine",

@@ -130,6 +130,8 @@ def identify(
     N = q.shape[0]
     n_heldout = int(round(N * validate_fraction))
     n_train = N - n_heldout
+    if validate_fraction > 0.0 and n_heldout == 0:
+        raise DataError(f"validate = {validate_fraction!r} holds out no sample of {N}: hold out a larger fraction")
     base = structural_base_parameters(regressor) if base is None else base
     if n_train * n < 2 * base.n_base:
         raise DataError(f"{n_train} training samples are too few for {base.n_base} base parameters")
