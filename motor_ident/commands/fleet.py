@@ -70,10 +70,16 @@ def _run(args: argparse.Namespace, recordings: list[Any], settings: Any, store: 
     from distributed import Client
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from motor_ident.errors import ClusterError
     from motor_ident.fleet.cluster import identify_fleet
 
+    try:
+        client = Client(args.scheduler or cluster, timeout=args.connect_timeout)
+    except (OSError, ValueError) as exc:  # no scheduler at the address (timed out, refused), or a bad address
+        where = f"the Dask scheduler {args.scheduler}" if args.scheduler else "the local cluster's scheduler"
+        raise ClusterError(f"cannot reach {where} within {args.connect_timeout:g} s: {exc}") from None
     with (
-        Client(args.scheduler or cluster, timeout=args.connect_timeout) as client,
+        client,
         Progress(
             TextColumn("[bold]fleet identify[/]"),
             BarColumn(),
@@ -100,11 +106,14 @@ def cmd_identify(args: argparse.Namespace) -> int:
     """Identify a fleet's recordings into the parameter store."""
     from rich.console import Console
 
-    from motor_ident.fleet.cluster import RunSummary, local_cluster, pending
+    from motor_ident.fleet.cluster import RunSummary, local_cluster, pending, quiet_dask_logs
     from motor_ident.fleet.store import ParameterStore
+
+    quiet_dask_logs()  # its reconnect tracebacks: a lost scheduler is said once, in the summary
 
     recordings = _recordings(args)
     store = ParameterStore(args.store)
+    store.check_writable()  # before any work: a read-only or full store is found now, not after the run
     settings = _settings(args)
     signal.signal(signal.SIGTERM, _interrupt)  # stop like Ctrl-C: cancel, shut the cluster down
     console = Console(stderr=True)
@@ -130,18 +139,25 @@ def cmd_identify(args: argparse.Namespace) -> int:
     )
     for path, error in summary.failed:
         print(f"failed: {path}: {error}", file=sys.stderr)
+    if summary.stopped:
+        print(
+            f"stopped: {summary.stopped}: {summary.not_done} recordings not done; run the same command again to resume",
+            file=sys.stderr,
+        )
     write_json(
         args.json,
         {
             "identified": summary.identified,
             "skipped": summary.skipped,
             "failed": [{"recording": p, "error": e} for p, e in summary.failed],
+            "stopped": summary.stopped,
+            "not_done": summary.not_done,
             "workers": summary.workers,
             "seconds": summary.seconds,
             "rows": len(store),
         },
     )
-    return 1 if summary.failed else 0
+    return 1 if summary.failed or summary.stopped else 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
