@@ -233,15 +233,18 @@ def record_from_columns(columns: Mapping[str, FloatArray], source: str) -> Joint
 
 
 def check_samples(t: np.ndarray, source: str) -> None:
-    """Check that time stamps ``t`` are one sample or more of a 1-D series.
+    """Check that time stamps ``t`` are one finite sample or more of a 1-D series.
 
     Raises:
-        DataError: ``t`` is not 1-D or holds no sample (a header-only CSV, empty arrays).
+        DataError: ``t`` is not 1-D, holds no sample (a header-only CSV, empty arrays) or a NaN / Inf.
     """
     if t.ndim != 1:
         raise DataError(f"{source}: t has shape {t.shape}: expected (N,) time stamps [s]")
     if t.size == 0:
         raise DataError(f"{source}: holds no samples")
+    if t.dtype.kind in "fc" and not np.all(np.isfinite(t)):
+        k = int(np.flatnonzero(~np.isfinite(t))[0])
+        raise DataError(f"{source}: time stamp t[{k}] = {t[k]!r} is not finite")
 
 
 def save_record(path: str | Path, record: JointRecord) -> None:

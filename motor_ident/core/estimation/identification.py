@@ -23,6 +23,8 @@ from motor_ident.core.rigid_body.regressor import Regressor
 from motor_ident.errors import ConfigError, DataError
 
 FloatArray = NDArray[np.float64]
+LARGEST_VALUE = 1e50
+"""Largest |q|, |qd|, |qdd|, |tau| `identify` takes: the regressor's products of larger values overflow."""
 
 
 class Method(str, Enum):
@@ -115,7 +117,7 @@ def identify(
             cvxpy's import).
 
     Raises:
-        DataError: shapes disagree, data is not finite, or too few samples remain.
+        DataError: shapes disagree, data is not finite or beyond `LARGEST_VALUE`, or too few samples remain.
     """
     q, qd, qdd, tau = (np.asarray(x, dtype=float) for x in (q, qd, qdd, tau))
     n = regressor.robot.n
@@ -124,6 +126,11 @@ def identify(
     for name, x in (("q", q), ("qd", qd), ("qdd", qdd), ("tau", tau)):
         if not np.all(np.isfinite(x)):
             raise DataError(f"{name} contains NaN or Inf: clean or cut the record first")
+        if x.size and np.max(np.abs(x)) > LARGEST_VALUE:
+            raise DataError(
+                f"{name} reaches {np.max(np.abs(x)):.3g}: beyond {LARGEST_VALUE:.0e} its products overflow in the "
+                "least squares; check its unit or a damaged sample"
+            )
     if not 0.0 <= validate_fraction < 1.0:
         raise ConfigError(f"validate = {validate_fraction!r}: expected a fraction in [0, 1)")
     method = Method(method)
