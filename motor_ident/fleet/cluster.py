@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from distributed import Client, Future, LocalCluster, as_completed
+from distributed.comm.core import CommClosedError
 
 from motor_ident.fleet.recordings import Recording, sample_count
 from motor_ident.fleet.store import ParameterStore
@@ -137,7 +138,7 @@ def identify_fleet(
             recording = futures[future]
             try:
                 row = future.result()
-            except CancelledError:  # every future is cancelled when the client loses its scheduler
+            except (CancelledError, CommClosedError):  # the client lost its scheduler: futures cancelled or cut
                 summary.stopped = f"lost the Dask scheduler {client.scheduler.address}"
                 break
             except Exception as exc:  # a task's own error, after its retries
