@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from typing import NoReturn
 
-from motor_ident.schema import Spec
+from motor_ident.schema import Spec, specs, value_kind
 
 Number = Callable[[str], float]
 Integer = Callable[[str], int]
@@ -70,6 +70,18 @@ def integer(*, low: int | None = None, high: int | None = None) -> Integer:
 
     parse.__name__ = "integer"
     return parse
+
+
+def from_setting(cls: type, name: str) -> Number | Integer:
+    """The type of an option that sets the numeric setting ``name`` of the settings class ``cls``:
+    the range its schema declares (`motor_ident.schema.setting`), so the two cannot disagree."""
+    spec, hint, _ = specs(cls)[name]
+    scalar, _, _ = value_kind(hint)
+    if scalar is int:
+        return integer(
+            low=None if spec.low is None else int(spec.low), high=None if spec.high is None else int(spec.high)
+        )
+    return real(low=spec.low, high=spec.high, open=spec.open)
 
 
 POSITIVE = real(low=0.0, open=(True, False))
