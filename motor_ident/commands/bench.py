@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from motor_ident.commands import bench_latency
+from motor_ident.commands import arguments, bench_latency
 from motor_ident.commands.common import write_json
 
 if TYPE_CHECKING:
@@ -418,9 +418,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``bench`` to the command line."""
     p = sub.add_parser("bench", help="measure regressor cost, refit rate, feedforward latency, throughput, memory")
     p.add_argument("--quick", action="store_true", help="short runs (about a minute in all)")
-    p.add_argument("--ff-seconds", type=float, default=10.0, help="length of each 1 kHz latency run [s] (default 10)")
     p.add_argument(
-        "--sim-seconds", type=float, default=600.0, help="simulated seconds for the memory run (default 600)"
+        "--ff-seconds", type=arguments.POSITIVE, default=10.0, help="length of each 1 kHz latency run [s] (default 10)"
+    )
+    p.add_argument(
+        "--sim-seconds",
+        type=arguments.POSITIVE,
+        default=600.0,
+        help="simulated seconds for the memory run (default 600)",
     )
     p.add_argument(
         "--processes",
@@ -428,14 +433,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="also run the scenario with every node in its own process, next to the one-process run",
     )
     p.add_argument(
-        "--layout-seconds", type=float, default=30.0, help="simulated seconds of each --processes run (default 30)"
+        "--layout-seconds",
+        type=arguments.POSITIVE,
+        default=30.0,
+        help="simulated seconds of each --processes run (default 30)",
     )
     p.add_argument(
-        "--runs", type=int, default=3, help="alternating echo / node runs per node, case and layout (default 3)"
+        "--runs",
+        type=arguments.COUNT,
+        default=3,
+        help="alternating echo / node runs per node, case and layout (default 3)",
     )
     p.add_argument(
         "--background",
-        type=int,
+        type=arguments.NON_NEGATIVE_INT,
         default=1,
         help="busy processes beside the contended case's runs (default 1; 0: the quiet case only)",
     )

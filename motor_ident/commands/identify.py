@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from motor_ident.commands import arguments
 from motor_ident.commands.common import floats, write_json
 from motor_ident.commands.data_options import add_data_arguments, add_robot_argument, print_wrapped
 from motor_ident.commands.torque_options import (
@@ -74,7 +75,7 @@ def online_replay(
             f"--online {scenario}: its robot has joints {list(core.regressor.robot.joint_names)}, "
             f"the data {list(joints)}"
         )
-    uncentred = core.config.gate.r2_definition == "uncentred"
+    definition = core.config.gate.r2_definition
     gate: list[tuple[float, bool]] = [(float(t[0]), False)]
     r2_t: list[float] = []
     r2: list[np.ndarray] = []
@@ -84,7 +85,7 @@ def online_replay(
         if core.fit is not None and core.fit is not last:
             last = core.fit
             r2_t.append(float(t[k]))
-            r2.append(core.fit.r2_uncentred if uncentred else core.fit.r2)
+            r2.append(core.fit.r2_of(definition))
         if core.gate_open != gate[-1][1]:
             gate.append((float(t[k]), core.gate_open))
     return {
@@ -180,7 +181,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
             method=args.method,
             theta_nominal=theta_nominal,
             alpha=args.alpha,
-            validate_fraction=args.validate,
+            validate_fraction=args.validate or 0.0,
             progress=stage("fitting") if record.t.size > PROGRESS_SAMPLES else None,
             check_consistency=True,
         )
@@ -323,9 +324,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="estimator (default wls); sdp and log_cholesky keep every body physically valid",
     )
     p.add_argument(
-        "--alpha", type=float, default=0.9, help="data weight of --method nominal (Kolathaya et al. 2016, eq. 105)"
+        "--alpha",
+        type=arguments.FRACTION,
+        default=0.9,
+        help="data weight of --method nominal (Kolathaya et al. 2016, eq. 105)",
     )
-    p.add_argument("--validate", type=float, default=0.0, metavar="FRACTION", help="hold out this final fraction")
+    p.add_argument(
+        "--validate",
+        type=arguments.real(low=0.0, high=1.0, open=(True, True)),
+        metavar="FRACTION",
+        help="hold out this final fraction of the samples, in (0, 1) (default: none)",
+    )
     p.add_argument("--out", help="write identified parameters to this YAML file")
     p.add_argument("--json", help="write the fit summary to this JSON file")
     p.add_argument(

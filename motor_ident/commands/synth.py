@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from motor_ident.commands import arguments
+
 
 def cmd_synth(args: argparse.Namespace) -> int:
     """Write a synthetic excitation record of a robot (true parameters = its nominal model)."""
@@ -61,10 +63,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("synth", help="write a synthetic excitation record from a robot's nominal model")
     p.add_argument("--robot", required=True, help="robot config name or YAML path")
     p.add_argument("--out", required=True, help="output file (.npz or .csv)")
-    p.add_argument("--duration", type=float, default=30.0, help="seconds (default 30)")
-    p.add_argument("--rate", type=float, default=200.0, help="sample rate in Hz (default 200)")
-    p.add_argument("--noise", type=float, default=0.05, help="joint torque noise std in N m (default 0.05)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (trajectory and true drive gains)")
+    p.add_argument("--duration", type=arguments.POSITIVE, default=30.0, help="seconds (default 30)")
+    p.add_argument("--rate", type=arguments.POSITIVE, default=200.0, help="sample rate in Hz (default 200)")
+    p.add_argument(
+        "--noise", type=arguments.NON_NEGATIVE, default=0.05, help="joint torque noise std in N m (default 0.05)"
+    )
+    p.add_argument("--seed", type=arguments.SEED, default=0, help="random seed (trajectory and true drive gains)")
     p.add_argument(
         "--torque-source",
         default=None,
@@ -73,7 +77,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "currents (made with true drive gains a few %% off the config's), PWM duty cycles, or an F/T wrench",
     )
     p.add_argument(
-        "--payload-mass", type=float, default=0.0, metavar="KG", help="add a point payload of this mass [kg]"
+        "--payload-mass",
+        type=arguments.NON_NEGATIVE,
+        default=0.0,
+        metavar="KG",
+        help="add a point payload of this mass [kg]",
     )
     p.add_argument(
         "--payload-frame",

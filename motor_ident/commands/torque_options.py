@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from motor_ident.commands import arguments
+
 if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --help stays light)
     from motor_ident.core.estimation.drive_gains import DriveGainFit
     from motor_ident.core.rigid_body.regressor import Regressor
@@ -35,7 +37,9 @@ def add_torque_arguments(p: argparse.ArgumentParser) -> None:
         help="motor_current: a second recording of the same kind of motion carrying a payload of known mass "
         "(read like DATA): the drive gains are identified with the base parameters",
     )
-    p.add_argument("--payload-mass", type=float, metavar="KG", help="mass of the payload of --payload-data [kg]")
+    p.add_argument(
+        "--payload-mass", type=arguments.POSITIVE, metavar="KG", help="mass of the payload of --payload-data [kg]"
+    )
     p.add_argument(
         "--payload-frame",
         default="",

@@ -37,9 +37,9 @@ LAUNCH_FILES = sorted((REPO / "launch").glob("*.launch.py"))
 
 # The arguments each launch file documents (docs/nodes.md, module docstrings).
 DOCUMENTED_ARGUMENTS = {
-    "identification.launch.py": {"params_file", "use_sim", "excite"},
-    "valkyrie_arm.launch.py": {"params_file", "use_sim", "excite"},
-    "icub_torso.launch.py": {"params_file", "use_sim", "excite", "pwm"},
+    "identification.launch.py": {"params_file", "use_sim", "excite", "monitor"},
+    "valkyrie_arm.launch.py": {"params_file", "use_sim", "excite", "monitor"},
+    "icub_torso.launch.py": {"params_file", "use_sim", "excite", "pwm", "monitor"},
     "xin_bench.launch.py": {"params_file", "use_sim"},
 }
 
@@ -124,6 +124,8 @@ ROSDEP_KEYS = {
     },
 }
 PIP_ONLY = {"cvxpy", "rosbags", "gmr", "rich", "threadpoolctl", "mujoco", "distributed", "duckdb", "pyarrow"}
+# Optional (setup.py's extra "monitor", `pip install 'motor_ident[monitor]'`): module -> PyPI name.
+MONITOR_EXTRA = {"foxglove": "foxglove-sdk", "websockets": "websockets"}
 
 
 def _imported_modules(paths: list[Path]) -> set[str]:
@@ -147,7 +149,10 @@ def test_package_xml_declares_every_runtime_import() -> None:
     assert manifest.get("format") == "3"
     exec_depends = {e.text for e in manifest.iter("exec_depend")}
     imported = _imported_modules([*(REPO / "motor_ident").rglob("*.py"), *LAUNCH_FILES])
-    assert imported <= set(ROSDEP_KEYS) | PIP_ONLY, f"unmapped imports {sorted(imported - set(ROSDEP_KEYS) - PIP_ONLY)}"
+    known = set(ROSDEP_KEYS) | PIP_ONLY | set(MONITOR_EXTRA)
+    assert imported <= known, f"unmapped imports {sorted(imported - known)}"
+    setup = (REPO / "setup.py").read_text()
+    assert all(f'"{name}>=' in setup for name in MONITOR_EXTRA.values()), "setup.py's monitor extra"
     missing = {ROSDEP_KEYS[name] for name in imported & set(ROSDEP_KEYS)} - exec_depends
     assert not missing, f"package.xml lacks exec_depend {sorted(missing)}"
     assert "ros2launch" in exec_depends  # `ros2 launch` itself
@@ -344,6 +349,13 @@ CASES = {
         nodes=IDENTIFICATION,
         flowing=ARM_TOPICS,
         reported={"sim_robot": {"robot": "valkyrie_arm"}},
+    ),
+    "valkyrie-monitor": Case(
+        "valkyrie_arm.launch.py",
+        ("monitor:=true",),
+        nodes=IDENTIFICATION | {"monitor"},
+        flowing=ARM_TOPICS,
+        reported={"monitor": {"host": "127.0.0.1", "allow_client_publish": False}},
     ),
     "identification-icub-params-no-excitation": Case(
         "identification.launch.py",

@@ -23,6 +23,8 @@ from motor_ident.core.rigid_body.regressor import Regressor
 from motor_ident.errors import ConfigError, DataError
 
 FloatArray = NDArray[np.float64]
+LARGEST_VALUE = 1e50
+"""Largest |q|, |qd|, |qdd|, |tau| `identify` takes: the regressor's products of larger values overflow."""
 
 
 class Method(str, Enum):
@@ -115,7 +117,7 @@ def identify(
             cvxpy's import).
 
     Raises:
-        DataError: shapes disagree, data is not finite, or too few samples remain.
+        DataError: shapes disagree, data is not finite or beyond `LARGEST_VALUE`, or too few samples remain.
     """
     q, qd, qdd, tau = (np.asarray(x, dtype=float) for x in (q, qd, qdd, tau))
     n = regressor.robot.n
@@ -124,12 +126,19 @@ def identify(
     for name, x in (("q", q), ("qd", qd), ("qdd", qdd), ("tau", tau)):
         if not np.all(np.isfinite(x)):
             raise DataError(f"{name} contains NaN or Inf: clean or cut the record first")
+        if x.size and np.max(np.abs(x)) > LARGEST_VALUE:
+            raise DataError(
+                f"{name} reaches {np.max(np.abs(x)):.3g}: beyond {LARGEST_VALUE:.0e} its products overflow in the "
+                "least squares; check its unit or a damaged sample"
+            )
     if not 0.0 <= validate_fraction < 1.0:
         raise ConfigError(f"validate = {validate_fraction!r}: expected a fraction in [0, 1)")
     method = Method(method)
     N = q.shape[0]
     n_heldout = int(round(N * validate_fraction))
     n_train = N - n_heldout
+    if validate_fraction > 0.0 and n_heldout == 0:
+        raise DataError(f"validate = {validate_fraction!r} holds out no sample of {N}: hold out a larger fraction")
     base = structural_base_parameters(regressor) if base is None else base
     if n_train * n < 2 * base.n_base:
         raise DataError(f"{n_train} training samples are too few for {base.n_base} base parameters")
