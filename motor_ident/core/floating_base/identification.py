@@ -132,7 +132,7 @@ class Estimate:
 def _linear_functional(base: BaseParameters, C: FloatArray) -> tuple[FloatArray, bool]:
     """W (r, k) with P' W = C' (C (k, p)), and whether C lies in the base parameters' row space."""
     P = base.projection
-    W: FloatArray = np.linalg.lstsq(P.T, C.T, rcond=None)[0]
+    W = np.asarray(np.linalg.lstsq(P.T, C.T, rcond=None)[0], dtype=float)
     residual = float(np.max(np.abs(P.T @ W - C.T), initial=0.0))
     return W, residual <= 1e-8 * max(1.0, float(np.max(np.abs(C))))
 
