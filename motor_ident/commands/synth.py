@@ -7,6 +7,10 @@ import argparse
 
 def cmd_synth(args: argparse.Namespace) -> int:
     """Write a synthetic excitation record of a robot (true parameters = its nominal model)."""
+    if args.floating_base:
+        from motor_ident.commands.floating_base import cmd_synth_floating
+
+        return cmd_synth_floating(args)
     import numpy as np
 
     from motor_ident.commands.common import floats, write_json
@@ -82,4 +86,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="URDF frame the payload sits at (default: the last joint's frame)",
     )
     p.add_argument("--json", help="write a summary (true_drive_gains, ...) to this JSON file")
+    p.add_argument(
+        "--floating-base",
+        action="store_true",
+        help="the robot standing on its feet, simulated by MuJoCo (robot YAML with a floating_base section): link "
+        "masses perturbed 10-30 %%, balancing motion, F/T wrenches at the feet and an IMU at 1 kHz "
+        "(--rate, --noise and the payload options do not apply)",
+    )
+    p.add_argument(
+        "--mass-seed",
+        type=int,
+        default=0,
+        help="--floating-base: seed of the true masses (the same robot for every --seed)",
+    )
     p.set_defaults(func=cmd_synth)

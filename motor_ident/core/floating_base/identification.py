@@ -16,6 +16,7 @@ body's pseudo-inertia.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +27,7 @@ from motor_ident.core.estimation.consistent_fit import consistent_least_squares
 from motor_ident.core.estimation.constraints import PhysicalConstraints, min_pseudo_inertia_eigenvalues
 from motor_ident.core.estimation.least_squares import Fit, FitMetrics, RegressionStatistics, fit_metrics
 from motor_ident.core.floating_base.model import ROOT_JOINT, FloatingBaseRegressor
+from motor_ident.core.floating_base.stance import stance_states
 from motor_ident.core.rigid_body.base_params import UNIDENTIFIABLE, BaseParameters, base_parameters
 from motor_ident.errors import ConfigError, DataError, EstimationError
 
@@ -36,6 +38,11 @@ ROW_SETS = ("base", "all")
 
 METHODS = ("ols", "wls", "sdp", "log_cholesky")
 
+DETERMINED_TOLERANCE = 0.01
+"""A linear function of the parameters (total mass, a CoM axis) counts as determined by the data
+when the parameters the data leave undetermined enter it with coefficients below this fraction of
+its largest coefficient."""
+
 
 def row_count(regressor: FloatingBaseRegressor, rows: str) -> int:
     """Rows per sample of a row set (`ROW_SETS`)."""
@@ -45,16 +52,30 @@ def row_count(regressor: FloatingBaseRegressor, rows: str) -> int:
 
 
 def structural_base_parameters(
-    regressor: FloatingBaseRegressor, rows: str = "base", *, samples: int | None = None, seed: int = 0
+    regressor: FloatingBaseRegressor,
+    rows: str = "base",
+    *,
+    stance: Sequence[str] = (),
+    q_standing: ArrayLike | None = None,
+    samples: int | None = None,
+    seed: int = 0,
 ) -> BaseParameters:
     """Base parameters of the base rows (``rows="base"``) or of all rows, from random states.
 
-    Structural identifiability: what no motion can separate, whatever the data. ``samples``
-    defaults to 6 p equations in all (iCub, 330 parameters: 330 states of the base rows, 0.6 s).
+    Structural identifiability: what no motion can separate, whatever the data. Without
+    ``stance`` the base moves freely (any motion of the model); with ``stance`` (sole frames) the
+    states keep those soles still (`stance_states`, around ``q_standing``): what data recorded in
+    that stance can determine at best. A foot standing still the whole time shows its weight but
+    not, e.g., its vertical centre of mass. ``samples`` defaults to 6 p equations in all (iCub,
+    330 parameters: 330 states of the base rows).
     """
     k = row_count(regressor, rows)
     samples = samples or -(-6 * regressor.n_parameters // k)
-    Q, V, A = regressor.floating.random_states(np.random.default_rng(seed), samples)
+    rng = np.random.default_rng(seed)
+    if stance:
+        Q, V, A = stance_states(regressor.floating, stance, rng, samples, q_standing=q_standing)
+    else:
+        Q, V, A = regressor.floating.random_states(rng, samples)
     return base_parameters(regressor.rows(Q, V, A)[:, :k], regressor.names)
 
 
@@ -121,35 +142,37 @@ def floating_constraints(regressor: FloatingBaseRegressor) -> PhysicalConstraint
 
 @dataclass(frozen=True)
 class Estimate:
-    """A scalar or vector estimate with its standard deviation; ``identifiable`` False when the
-    data cannot determine it (then the value is the nominal model's and std is NaN)."""
+    """An estimate (scalar or vector) with its standard deviation (white-noise covariance).
+
+    ``identifiable`` per component: False where the data cannot determine it; the value there
+    takes the undetermined part from the nominal model and ``std`` covers the determined part only.
+    """
 
     value: FloatArray
     std: FloatArray
-    identifiable: bool
+    identifiable: NDArray[np.bool_]
 
 
-def _linear_functional(base: BaseParameters, C: FloatArray) -> tuple[FloatArray, bool]:
-    """W (r, k) with P' W = C' (C (k, p)), and whether C lies in the base parameters' row space."""
+def _linear_functional(base: BaseParameters, C: FloatArray) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """W (r, k) with P' W closest to C' (C (k, p)), and per row of C whether it lies in the row space of P."""
     P = base.projection
     W = np.asarray(np.linalg.lstsq(P.T, C.T, rcond=None)[0], dtype=float)
-    residual = float(np.max(np.abs(P.T @ W - C.T), initial=0.0))
-    return W, residual <= 1e-8 * max(1.0, float(np.max(np.abs(C))))
+    residual = np.max(np.abs(P.T @ W - C.T), axis=0)
+    # undetermined coefficients below 1 % of the functional's own: e.g. a foot tilted by 0.1 deg
+    # mixes 0.002 of its (undetermined) vertical first moment into the horizontal CoM
+    return W, residual <= DETERMINED_TOLERANCE * np.max(np.abs(C), axis=1)
 
 
-def total_mass(base: BaseParameters, theta_base: ArrayLike, covariance: ArrayLike, theta_full: ArrayLike) -> Estimate:
-    """Total mass [kg] from base parameters (r,) and their covariance (r, r)."""
-    p = base.n_full
-    c = np.zeros((1, p))
+def total_mass(base: BaseParameters, covariance: ArrayLike, theta_full: ArrayLike) -> Estimate:
+    """Total mass [kg] of full parameters consistent with the base estimate, with its std."""
+    c = np.zeros((1, base.n_full))
     c[0, 0::10] = 1.0
     W, ok = _linear_functional(base, c)
-    if not ok:
-        return Estimate(np.array(float(c[0] @ np.asarray(theta_full))), np.array(np.nan), False)
     w = W[:, 0]
     return Estimate(
-        np.array(float(w @ np.asarray(theta_base))),
+        np.array(float(c[0] @ np.asarray(theta_full, dtype=float))),
         np.array(float(np.sqrt(max(w @ np.asarray(covariance) @ w, 0.0)))),
-        True,
+        ok,
     )
 
 
@@ -157,12 +180,11 @@ def centre_of_mass(
     regressor: FloatingBaseRegressor,
     q_reference: ArrayLike,
     base: BaseParameters,
-    theta_base: ArrayLike,
     covariance: ArrayLike,
     theta_full: ArrayLike,
 ) -> Estimate:
-    """Whole-body centre of mass (3,) [m] in the world at configuration ``q_reference`` (7 + n,),
-    with its standard deviation by the delta method."""
+    """Whole-body centre of mass (3,) [m] in the world at configuration ``q_reference`` (7 + n,)
+    of full parameters ``theta_full``, with its standard deviation by the delta method."""
     model = regressor.floating.model
     data = model.createData()
     pin.forwardKinematics(model, data, np.asarray(q_reference, dtype=float))
@@ -174,15 +196,11 @@ def centre_of_mass(
         C[:3, 10 * k + 1 : 10 * k + 4] = placement.rotation
         C[3, 10 * k] = 1.0
     W, ok = _linear_functional(base, C)
-    theta_full = np.asarray(theta_full, dtype=float)
-    if not ok:
-        h = C @ theta_full
-        return Estimate(h[:3] / h[3], np.full(3, np.nan), False)
-    h = W.T @ np.asarray(theta_base, dtype=float)
+    h = C @ np.asarray(theta_full, dtype=float)
     com = h[:3] / h[3]
     J = (W[:, :3] - np.outer(W[:, 3], com)).T / h[3]  # d com / d theta_base, (3, r)
     cov = J @ np.asarray(covariance, dtype=float) @ J.T
-    return Estimate(com, np.sqrt(np.clip(np.diag(cov), 0.0, None)), True)
+    return Estimate(com, np.sqrt(np.clip(np.diag(cov), 0.0, None)), ok[:3] & ok[3])
 
 
 @dataclass(frozen=True, eq=False)
@@ -225,6 +243,7 @@ def identify_floating_base(
     theta_nominal: ArrayLike | None = None,
     validate_fraction: float = 0.0,
     base: BaseParameters | None = None,
+    alpha: float = 1.0,
     chunk_size: int = 2000,
 ) -> FloatingIdentification:
     """Identify the inertial parameters a floating-base record determines.
@@ -239,6 +258,8 @@ def identify_floating_base(
         theta_nominal: full nominal parameters (p,) (the URDF's when None).
         validate_fraction: fraction of samples at the end held out.
         base: base-parameter map (structural for ``rows`` when None).
+        alpha: data weight of ``sdp`` / ``log_cholesky`` in (0, 1]; below 1 the parameters the data
+            leave undetermined (each link's own mass, say) are pulled toward the nominal ones.
 
     Raises:
         DataError: shapes disagree, values not finite, too few samples.
@@ -277,7 +298,7 @@ def identify_floating_base(
     constraints = floating_constraints(regressor)
     if method in ("sdp", "log_cholesky"):
         consistent = consistent_least_squares(
-            train, constraints, base=base, theta_nominal=theta0, sigma=fit.sigma, method=method
+            train, constraints, base=base, theta_nominal=theta0, sigma=fit.sigma, method=method, alpha=alpha
         )
         theta = consistent.theta
         metrics = consistent.metrics
@@ -306,8 +327,8 @@ def identify_floating_base(
         heldout=held.metrics(fit.theta) if n_heldout else None,
         n_train=n_train,
         n_heldout=n_heldout,
-        mass=total_mass(base, fit.theta, fit.covariance, theta),
-        com=centre_of_mass(regressor, Q[0], base, fit.theta, fit.covariance, theta),
+        mass=total_mass(base, fit.covariance, theta),
+        com=centre_of_mass(regressor, Q[0], base, fit.covariance, theta),
         min_eigenvalue=min_pseudo_inertia_eigenvalues(theta, constraints),
     )
 
