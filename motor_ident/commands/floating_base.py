@@ -85,7 +85,7 @@ def _samples(regressor: Any, config: Any, path: str, rows: str) -> Any:
         tau=None if record.tau is None else record.tau[:, order],
         base_position=record.base_position,
     )
-    return samples, record.q[0, order]
+    return samples
 
 
 def _wrench_validation(regressor: Any, theta: np.ndarray, theta_nominal: np.ndarray, samples: Any) -> dict[str, Any]:
@@ -118,11 +118,11 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         raise ConfigError(f"--floating-base takes --method ols, wls, sdp or log_cholesky, not {args.method!r}")
     floating = config.build_floating_base()
     regressor = FloatingBaseRegressor(floating)
-    samples, q_standing = _samples(regressor, config, args.data, args.rows)
+    samples = _samples(regressor, config, args.data, args.rows)
     free = compare_row_sets(structural_base_parameters(regressor, "base"), structural_base_parameters(regressor, "all"))
     print(free.summary())
     base = structural_base_parameters(
-        regressor, args.rows, stance=config.floating_base.sole_frames, q_standing=q_standing
+        regressor, args.rows, stance=config.floating_base.sole_frames, standing=samples.Q[0]
     )
     free_rows = structural_base_parameters(regressor, args.rows)
     lost = [
@@ -196,7 +196,7 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
     if result.heldout is not None:
         payload["heldout_nrmse"] = floats(result.heldout.nrmse)
     if args.validate_on:
-        held, _ = _samples(regressor, config, args.validate_on, "base")
+        held = _samples(regressor, config, args.validate_on, "base")
         payload["validation"] = validation = _wrench_validation(regressor, result.theta, theta0, held)
         identified, nominal = (np.mean(validation[k]["nrmse"]) for k in ("identified", "nominal"))
         print(

@@ -67,6 +67,7 @@ class FloatingBaseRecord:
 
     def slice(self, start: int, stop: int) -> FloatingBaseRecord:
         """Samples start .. stop - 1."""
+
         def cut(x: FloatArray | None) -> FloatArray | None:
             return None if x is None else x[start:stop]
 

@@ -56,7 +56,7 @@ def structural_base_parameters(
     rows: str = "base",
     *,
     stance: Sequence[str] = (),
-    q_standing: ArrayLike | None = None,
+    standing: ArrayLike | None = None,
     samples: int | None = None,
     seed: int = 0,
 ) -> BaseParameters:
@@ -64,16 +64,17 @@ def structural_base_parameters(
 
     Structural identifiability: what no motion can separate, whatever the data. Without
     ``stance`` the base moves freely (any motion of the model); with ``stance`` (sole frames) the
-    states keep those soles still (`stance_states`, around ``q_standing``): what data recorded in
-    that stance can determine at best. A foot standing still the whole time shows its weight but
-    not, e.g., its vertical centre of mass. ``samples`` defaults to 6 p equations in all (iCub,
-    330 parameters: 330 states of the base rows).
+    states keep those soles still at their poses in ``standing`` (a configuration (7 + n,), e.g. a
+    record's first sample; `stance_states`): what data recorded in that stance can determine at
+    best. A foot standing still the whole time shows its weight but not, e.g., its vertical centre
+    of mass or its inertia. ``samples`` defaults to 6 p equations in all (iCub, 330 parameters:
+    330 states of the base rows).
     """
     k = row_count(regressor, rows)
     samples = samples or -(-6 * regressor.n_parameters // k)
     rng = np.random.default_rng(seed)
     if stance:
-        Q, V, A = stance_states(regressor.floating, stance, rng, samples, q_standing=q_standing)
+        Q, V, A = stance_states(regressor.floating, stance, rng, samples, standing=standing)
     else:
         Q, V, A = regressor.floating.random_states(rng, samples)
     return base_parameters(regressor.rows(Q, V, A)[:, :k], regressor.names)

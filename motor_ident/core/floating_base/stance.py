@@ -134,22 +134,24 @@ def stance_states(
     rng: np.random.Generator,
     count: int,
     *,
-    q_standing: ArrayLike | None = None,
-    spread: float = 0.3,
+    standing: ArrayLike | None = None,
+    spread: float = 0.15,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Random (Q, V, A) with every sole standing still: what double-support data can show.
 
-    Joints off the legs are uniform within their limits; the base pose is the standing one moved by
-    up to ``spread`` (rad and 0.1 ``spread`` m, each axis), the legs follow by stance inverse
-    kinematics (feet at their standing poses). Velocities and accelerations are random in the
+    The soles stay at their poses in ``standing`` (a configuration (7 + n,), e.g. a record's first
+    sample; the neutral one when None). Joints off the legs are uniform within their limits; the
+    base pose is the standing one moved by up to ``spread`` (rad and 0.1 ``spread`` m, each axis),
+    the legs follow by stance inverse kinematics. Velocities and accelerations are random in the
     null space of the soles' Jacobians (plus the acceleration that cancels their drift), so the
     soles neither move nor accelerate. Samples where the legs cannot reach are skipped.
     """
     model = floating.model
     data = model.createData()
-    q0 = np.zeros(floating.n) if q_standing is None else np.asarray(q_standing, dtype=float)
+    Q0 = pin.neutral(model) if standing is None else np.asarray(standing, dtype=float)
+    q0 = Q0[floating.robot.q_index]
+    base0 = pin.XYZQUATToSE3(Q0[:7])
     frames = [model.getFrameId(name) for name in sole_frames]
-    Q0 = floating.configuration(np.zeros(3), [0.0, 0.0, 0.0, 1.0], q0)[0]
     pin.framesForwardKinematics(model, data, Q0)
     soles = {name: data.oMf[f].copy() for name, f in zip(sole_frames, frames)}
     lower = model.lowerPositionLimit[floating.robot.q_index]
@@ -158,7 +160,7 @@ def stance_states(
     for _ in range(count):
         q = rng.uniform(lower, upper)
         offset = rng.uniform(-spread, spread, 6) * np.array([0.1, 0.1, 0.1, 1.0, 1.0, 1.0])
-        pose = pin.SE3(pin.rpy.rpyToMatrix(*offset[3:]), offset[:3])
+        pose = base0 * pin.SE3(pin.rpy.rpyToMatrix(*offset[3:]), offset[:3])
         start = q0.copy()
         try:
             legs = stance_inverse_kinematics(floating, [pose], start, soles, iterations=30, tolerance=1e-8)[0]
