@@ -296,6 +296,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     results: dict[str, Any] = {}
     with console.status("regressor cost ..."):
         results["regressor"] = bench_regressor()
+    with console.status("floating-base regressor cost ..."):
+        from motor_ident.commands.bench_floating import bench_floating_base
+
+        results["floating_base"] = bench_floating_base(200 if quick else 500)
     with console.status("refit rate ..."):
         results["refit"] = bench_refit(updates=100 if quick else 300)
     with console.status("physical consistency check ..."):
@@ -328,6 +332,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
         table.add_row(
             f"regressor {row['robot']}",
             f"{row['full_us']:.1f} us/sample = {row['over_pinocchio']:.2f} x pinocchio, {row['over_rnea']:.2f} x RNEA",
+            "<= 1.5 x pinocchio",
+        )
+    for row in results["floating_base"]:
+        table.add_row(
+            f"floating-base regressor, {row['dof']} DoF",
+            f"{row['rows_us']:.0f} us/sample = {row['over_pinocchio']:.2f} x pinocchio free-flyer "
+            f"({row['rows_and_wrenches_us']:.0f} with the feet's wrenches); base-row WLS refit "
+            f"{row['refit_hz']:.0f} Hz ({row['n_base']} base parameters)",
             "<= 1.5 x pinocchio",
         )
     for row in results["refit"]:
