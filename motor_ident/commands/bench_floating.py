@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from motor_ident.commands.bench import _loop, _per_sample_us
+
 # iCub's joints kept for each size (the others locked): 1, 8 and all 32 joints, 6 base DoF each
 SIZES: dict[int, tuple[str, ...] | None] = {
     7: ("torso_pitch",),
@@ -22,16 +24,6 @@ SIZES: dict[int, tuple[str, ...] | None] = {
     ),
     38: None,
 }
-
-
-def _best_us(samples: int, func: Any, *args: Any) -> float:
-    """Best of three timings of ``func(*args)``, per sample [us]."""
-    times = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        func(*args)
-        times.append(time.perf_counter() - t0)
-    return min(times) / samples * 1e6
 
 
 def bench_floating_base(samples: int = 500, refits: int = 50) -> list[dict[str, Any]]:
@@ -54,10 +46,6 @@ def bench_floating_base(samples: int = 500, refits: int = 50) -> list[dict[str, 
         W = rng.standard_normal((samples, 2, 6))
         model, data = floating.model, floating.model.createData()
 
-        def raw() -> None:
-            for k in range(samples):
-                pin.computeJointTorqueRegressor(model, data, Q[k], V[k], A[k])
-
         base = structural_base_parameters(regressor, "base")
         stats = RegressionStatistics.from_arrays(
             base.base_regressor(regressor.rows(Q, V, A)[:, :6]), rng.standard_normal((samples, 6))
@@ -66,15 +54,15 @@ def bench_floating_base(samples: int = 500, refits: int = 50) -> list[dict[str, 
         for _ in range(refits):
             stats.wls(np.ones(6))
         refit_s = (time.perf_counter() - t0) / refits
-        ours = _best_us(samples, regressor.rows, Q, V, A)
-        pinocchio = _best_us(samples, raw)
+        ours = _per_sample_us(samples, regressor.rows, Q, V, A)
+        pinocchio = _per_sample_us(samples, _loop, pin.computeJointTorqueRegressor, model, data, Q, V, A)
         rows.append(
             {
                 "dof": dof,
                 "n_parameters": regressor.n_parameters,
                 "n_base": base.n_base,
                 "rows_us": ours,
-                "rows_and_wrenches_us": ours + _best_us(samples, regressor.contact_forces, Q, W),
+                "rows_and_wrenches_us": ours + _per_sample_us(samples, regressor.contact_forces, Q, W),
                 "pinocchio_regressor_us": pinocchio,
                 "over_pinocchio": ours / pinocchio,
                 "refit_hz": 1.0 / refit_s,

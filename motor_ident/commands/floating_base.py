@@ -21,7 +21,9 @@ def cmd_synth_floating(args: argparse.Namespace) -> int:
     from motor_ident.sim.humanoid import HumanoidSimConfig, simulate_humanoid
 
     config = load_robot_config(args.robot)
-    sim = HumanoidSimConfig(duration=args.duration, seed=args.seed, mass_seed=args.mass_seed)
+    sim = HumanoidSimConfig(
+        duration=args.duration, rate_hz=args.rate or 1000.0, seed=args.seed, mass_seed=args.mass_seed
+    )
     run = simulate_humanoid(config, sim)
     save_floating_record(args.out, run.record)
     floating = config.build_floating_base()

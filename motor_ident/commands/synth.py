@@ -26,7 +26,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
         payload_mass=args.payload_mass,
         payload_frame=args.payload_frame,
         duration=args.duration,
-        rate_hz=args.rate,
+        rate_hz=args.rate or 200.0,
         noise_std=args.noise,
         seed=args.seed,
     )
@@ -66,7 +66,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--robot", required=True, help="robot config name or YAML path")
     p.add_argument("--out", required=True, help="output file (.npz or .csv)")
     p.add_argument("--duration", type=float, default=30.0, help="seconds (default 30)")
-    p.add_argument("--rate", type=float, default=200.0, help="sample rate in Hz (default 200)")
+    p.add_argument(
+        "--rate", type=float, default=None, help="sample rate in Hz (default 200; 1000 with --floating-base)"
+    )
     p.add_argument("--noise", type=float, default=0.05, help="joint torque noise std in N m (default 0.05)")
     p.add_argument("--seed", type=int, default=0, help="random seed (trajectory and true drive gains)")
     p.add_argument(
@@ -91,7 +93,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="the robot standing on its feet, simulated by MuJoCo (robot YAML with a floating_base section): link "
         "masses perturbed 10-30 %%, balancing motion, F/T wrenches at the feet and an IMU at 1 kHz "
-        "(--rate, --noise and the payload options do not apply)",
+        "(--noise and the payload options do not apply)",
     )
     p.add_argument(
         "--mass-seed",
