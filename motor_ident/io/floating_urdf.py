@@ -20,7 +20,7 @@ from motor_ident.core.floating_base.model import FloatingBaseRegressor, load_flo
 from motor_ident.errors import ConfigError, ModelError
 from motor_ident.io.data import atomic_write
 from motor_ident.io.robot_config import RobotConfig
-from motor_ident.io.urdf_export import UrdfExport, _check_consistent, _set_inertial, _subtree
+from motor_ident.io.urdf_export import UrdfExport, _check_consistent, _set_inertial, _subtree, parse_urdf
 
 
 def floating_urdf_text(config: RobotConfig, theta: ArrayLike) -> str:
@@ -32,13 +32,8 @@ def floating_urdf_text(config: RobotConfig, theta: ArrayLike) -> str:
     if config.floating_base is None:
         raise ConfigError(f"robot {config.name!r} has no floating_base section")
     theta = np.asarray(theta, dtype=float)
-    try:
-        tree = ET.parse(config.urdf, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True)))
-    except (OSError, ET.ParseError) as exc:
-        raise ModelError(f"URDF {config.urdf}: {exc}") from None
+    tree, links, joints = parse_urdf(config.urdf)
     root = tree.getroot()
-    links = {str(link.get("name")): link for link in root.findall("link")}
-    joints = {str(joint.get("name")): joint for joint in root.findall("joint")}
     identified = set(config.joints)
     carriers = [config.floating_base.base_link]
     for name in config.joints:

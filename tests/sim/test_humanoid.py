@@ -9,7 +9,7 @@ import pytest
 
 from motor_ident.core.floating_base.identification import identify_floating_base, structural_base_parameters
 from motor_ident.core.floating_base.model import FloatingBaseRegressor
-from motor_ident.core.floating_base.samples import floating_samples
+from motor_ident.core.floating_base.samples import FloatingSamples, floating_samples
 from motor_ident.io.robot_config import RobotConfig, load_robot_config
 from motor_ident.sim.humanoid import HumanoidRun, HumanoidSimConfig, simulate_humanoid
 
@@ -43,6 +43,25 @@ def reduced_config(directory: Path) -> Path:
     return path
 
 
+def regressor_samples(config: RobotConfig, run: HumanoidRun) -> tuple[FloatingBaseRegressor, FloatingSamples]:
+    """The regressor of the config's floating base and the regressor samples of the run's record."""
+    assert config.floating_base is not None
+    regressor = FloatingBaseRegressor(config.build_floating_base())
+    record = run.record
+    samples = floating_samples(
+        regressor,
+        record.t,
+        record.q,
+        record.imu_quaternion,
+        record.imu_gyro,
+        record.wrench,
+        imu_frame=config.floating_base.imu_frame,
+        sole_frames=config.floating_base.sole_frames,
+        tau=record.tau,
+    )
+    return regressor, samples
+
+
 @pytest.fixture(scope="module")
 def humanoid(tmp_path_factory: pytest.TempPathFactory) -> tuple[RobotConfig, HumanoidRun]:
     """Three seconds of the reduced humanoid balancing at 500 Hz."""
@@ -56,20 +75,7 @@ def test_feet_carry_the_true_weight_inside_the_friction_cone(humanoid: tuple[Rob
     mass_true = run.theta_true[0::10].sum()
     assert abs(mass_true / config.build_floating_base().total_mass - 1.0) > 0.01
     assert run.friction["inside_friction_cone"] > 0.95 and run.friction["min_normal_force"] > 0.0
-    floating = config.build_floating_base()
-    regressor = FloatingBaseRegressor(floating)
-    record = run.record
-    samples = floating_samples(
-        regressor,
-        record.t,
-        record.q,
-        record.imu_quaternion,
-        record.imu_gyro,
-        record.wrench,
-        imu_frame="root_link",
-        sole_frames=("l_sole", "r_sole"),
-        tau=record.tau,
-    )
+    regressor, samples = regressor_samples(config, run)
     vertical = np.einsum("ni,ni->n", samples.F[:, :3], _gravity_direction(samples.Q))
     np.testing.assert_allclose(vertical.mean(), mass_true * 9.81, rtol=2e-3)
     # MuJoCo's wrenches against pinocchio's regressor with MuJoCo's true parameters: model, frames and
@@ -90,18 +96,7 @@ def test_base_rows_identify_the_true_total_mass(humanoid: tuple[RobotConfig, Hum
     """Wrenches and IMU alone: the total mass within 0.3 % of the truth (the URDF is > 1 % off)."""
     config, run = humanoid
     assert config.floating_base is not None
-    regressor = FloatingBaseRegressor(config.build_floating_base())
-    record = run.record
-    samples = floating_samples(
-        regressor,
-        record.t,
-        record.q,
-        record.imu_quaternion,
-        record.imu_gyro,
-        record.wrench,
-        imu_frame=config.floating_base.imu_frame,
-        sole_frames=config.floating_base.sole_frames,
-    )
+    regressor, samples = regressor_samples(config, run)
     base = structural_base_parameters(
         regressor, stance=config.floating_base.sole_frames, standing=samples.Q[0], samples=80
     )

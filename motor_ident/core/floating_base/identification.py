@@ -17,7 +17,7 @@ body's pseudo-inertia.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import pinocchio as pin
@@ -302,19 +302,7 @@ def identify_floating_base(
             train, constraints, base=base, theta_nominal=theta0, sigma=fit.sigma, method=method, alpha=alpha
         )
         theta = consistent.theta
-        metrics = consistent.metrics
-        fit = Fit(
-            theta=consistent.theta_data,
-            covariance=fit.covariance,
-            sigma=fit.sigma,
-            condition_number=fit.condition_number,
-            r2=metrics.r2,
-            r2_uncentred=metrics.r2_uncentred,
-            nrmse=metrics.nrmse,
-            rmse=metrics.rmse,
-            method=method,
-            n_samples=fit.n_samples,
-        )
+        fit = replace(fit, theta=consistent.theta_data, method=method, **asdict(consistent.metrics))
     else:
         theta = base.to_full(fit.theta, theta0)
     if train.count <= 0:
