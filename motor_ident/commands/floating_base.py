@@ -106,6 +106,7 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
     """Identify a standing robot's inertial parameters from its feet's wrenches (and joint torques)."""
     from motor_ident.core.floating_base.identification import (
         compare_row_sets,
+        determined_masses,
         identify_floating_base,
         structural_base_parameters,
     )
@@ -165,6 +166,16 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         "  (+- : white-noise standard deviations; [nominal feet]: that axis needs parameters stance data cannot "
         "determine, the URDF's values are used)"
     )
+    alone = determined_masses(base)
+    named = [
+        f"{b} {m:.3f} kg (URDF {m0:.3f})"
+        for b, m, m0, ok in zip(floating.body_names, result.theta[0::10], theta0[0::10], alone)
+        if ok
+    ]
+    print(
+        f"link masses determined alone by these data ({len(named)} of {alone.size}): {', '.join(named) or 'none'}"
+        + ("" if len(named) == alone.size else "; the others only inside combinations (the estimator's choice)")
+    )
     print(
         f"fit on {result.n_train} samples: condition number {result.fit.condition_number:.3g}, NRMSE per row "
         + ", ".join(f"{n} {v:.4f}" for n, v in zip(result.row_names, result.fit.nrmse))
@@ -192,6 +203,7 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         "nrmse": floats(result.fit.nrmse),
         "bodies": list(floating.body_names),
         "masses": floats(result.theta[0::10]),
+        "masses_determined": [bool(x) for x in alone],
         "theta": floats(result.theta),
         "min_pseudo_inertia_eigenvalue": float(result.min_eigenvalue.min()),
     }

@@ -164,6 +164,14 @@ def _linear_functional(base: BaseParameters, C: FloatArray) -> tuple[FloatArray,
     return W, residual <= DETERMINED_TOLERANCE * np.max(np.abs(C), axis=1)
 
 
+def determined_masses(base: BaseParameters) -> NDArray[np.bool_]:
+    """Per body, whether its own mass is determined by the data (not only inside a combination), (b,)."""
+    b = base.n_full // 10
+    C = np.zeros((b, base.n_full))
+    C[np.arange(b), 10 * np.arange(b)] = 1.0
+    return _linear_functional(base, C)[1]
+
+
 def total_mass(base: BaseParameters, covariance: ArrayLike, theta_full: ArrayLike) -> Estimate:
     """Total mass [kg] of full parameters consistent with the base estimate, with its std."""
     c = np.zeros((1, base.n_full))
