@@ -59,13 +59,25 @@ def cmd_synth_floating(args: argparse.Namespace) -> int:
     return 0
 
 
-def _samples(regressor: Any, config: Any, path: str, rows: str) -> Any:
-    """Regressor samples of a floating-base recording (joints reordered to the config's)."""
+def _samples(regressor: Any, config: Any, path: str, rows: str, args: argparse.Namespace) -> Any:
+    """Regressor samples of a floating-base recording, NPZ or bag (joints reordered to the config's)."""
+    from motor_ident.commands.identify import is_bag
     from motor_ident.core.floating_base.samples import floating_samples
     from motor_ident.errors import DataError
+    from motor_ident.io.bags.floating import read_floating_bag
     from motor_ident.io.floating_record import load_floating_record
 
-    record = load_floating_record(path)
+    if is_bag(path):
+        given = dict(item.split("=", 1) for item in args.foot_wrench_topic)
+        record = read_floating_bag(
+            path,
+            joints=config.joints,
+            imu_topic=args.imu_topic,
+            wrench_topics={c.name: given.get(c.name, f"/{c.name}/wrench") for c in config.floating_base.contacts},
+            joint_states_topic=args.joint_states_topic,
+        )
+    else:
+        record = load_floating_record(path)
     missing = [j for j in config.joints if j not in record.joint_names]
     if missing:
         raise DataError(f"{path}: joints {missing} of robot {config.name!r} are not in the recording")
@@ -121,7 +133,7 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         raise ConfigError(f"--floating-base takes --method ols, wls, sdp or log_cholesky, not {args.method!r}")
     floating = config.build_floating_base()
     regressor = FloatingBaseRegressor(floating)
-    samples = _samples(regressor, config, args.data, args.rows)
+    samples = _samples(regressor, config, args.data, args.rows, args)
     free = compare_row_sets(structural_base_parameters(regressor, "base"), structural_base_parameters(regressor, "all"))
     print(free.summary())
     base = structural_base_parameters(
@@ -210,7 +222,7 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
     if result.heldout is not None:
         payload["heldout_nrmse"] = floats(result.heldout.nrmse)
     if args.validate_on:
-        held = _samples(regressor, config, args.validate_on, "base")
+        held = _samples(regressor, config, args.validate_on, "base", args)
         payload["validation"] = validation = _wrench_validation(regressor, result.theta, theta0, held)
         identified, nominal = (np.mean(validation[k]["nrmse"]) for k in ("identified", "nominal"))
         print(

@@ -380,4 +380,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="base",
         help="--floating-base: the 6 base rows (contact wrenches only; default) or all rows (joint torques too)",
     )
+    p.add_argument(
+        "--imu-topic", default="/imu/data", help="--floating-base bags: the base IMU's sensor_msgs/Imu topic"
+    )
+    p.add_argument(
+        "--foot-wrench-topic",
+        action="append",
+        default=[],
+        metavar="CONTACT=TOPIC",
+        help="--floating-base bags: a contact's geometry_msgs/WrenchStamped topic (default /<contact>/wrench)",
+    )
     p.set_defaults(func=cmd_identify)
