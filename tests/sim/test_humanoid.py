@@ -9,6 +9,7 @@ import pytest
 
 from motor_ident.core.floating_base.identification import identify_floating_base, structural_base_parameters
 from motor_ident.core.floating_base.model import FloatingBaseRegressor
+from motor_ident.core.floating_base.online import OnlineFloatingBase
 from motor_ident.core.floating_base.samples import FloatingSamples, floating_samples
 from motor_ident.io.robot_config import RobotConfig, load_robot_config
 from motor_ident.sim.humanoid import HumanoidRun, HumanoidSimConfig, simulate_humanoid
@@ -105,3 +106,30 @@ def test_base_rows_identify_the_true_total_mass(humanoid: tuple[RobotConfig, Hum
     assert bool(np.all(result.mass.identifiable))
     assert abs(float(result.mass.value) / mass_true - 1.0) < 3e-3
     assert list(result.com.identifiable) == [True, True, False]  # feet standing still: their vertical CoM is unseen
+
+
+def test_online_mass_follows_the_offline_one(humanoid: tuple[RobotConfig, HumanoidRun]) -> None:
+    """Fed sample by sample, the chunked online fit reaches the true total mass within 0.5 %."""
+    config, run = humanoid
+    assert config.floating_base is not None
+    regressor, samples = regressor_samples(config, run)
+    base = structural_base_parameters(
+        regressor, stance=config.floating_base.sole_frames, standing=samples.Q[0], samples=80
+    )
+    online = OnlineFloatingBase(
+        regressor,
+        base,
+        imu_frame=config.floating_base.imu_frame,
+        sole_frames=config.floating_base.sole_frames,
+        rate_hz=500.0,
+        chunk_s=1.0,
+        margin_s=0.25,
+    )
+    record = run.record
+    refits = [
+        k
+        for k in range(record.t.size)
+        if online.add_sample(record.t[k], record.q[k], record.imu_quaternion[k], record.imu_gyro[k], record.wrench[k])
+    ]
+    assert len(refits) == 2 and online.estimate is not None
+    assert abs(float(online.estimate.mass.value) / run.theta_true[0::10].sum() - 1.0) < 5e-3
