@@ -123,6 +123,10 @@ def cmd_identify(args: argparse.Namespace) -> int:
     from motor_ident.io.params import ParameterSet, save_parameters
     from motor_ident.io.preprocess import prepare_record
 
+    if args.floating_base:
+        from motor_ident.commands.floating_base import cmd_identify_floating
+
+        return cmd_identify_floating(args)
     config = load_robot(args.robot)
     spec = load_spec_arg(args)
     spec_defaults(args, spec)
@@ -371,5 +375,28 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="write the identified inertias and friction into a copy of the URDF, checked by reloading it "
         "(needs physically consistent parameters: --method log_cholesky or sdp)",
+    )
+    p.add_argument(
+        "--floating-base",
+        action="store_true",
+        help="a robot standing on its feet (robot YAML with a floating_base section): DATA is a floating-base NPZ "
+        "(joint encoders, base IMU, a 6-axis wrench per foot; motor_ident/io/floating_record.py); identifies from "
+        "the contact wrenches (docs/floating-base.md)",
+    )
+    p.add_argument(
+        "--rows",
+        choices=["base", "all"],
+        default="base",
+        help="--floating-base: the 6 base rows (contact wrenches only; default) or all rows (joint torques too)",
+    )
+    p.add_argument(
+        "--imu-topic", default="/imu/data", help="--floating-base bags: the base IMU's sensor_msgs/Imu topic"
+    )
+    p.add_argument(
+        "--foot-wrench-topic",
+        action="append",
+        default=[],
+        metavar="CONTACT=TOPIC",
+        help="--floating-base bags: a contact's geometry_msgs/WrenchStamped topic (default /<contact>/wrench)",
     )
     p.set_defaults(func=cmd_identify)

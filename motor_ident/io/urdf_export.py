@@ -111,6 +111,22 @@ def _set_inertial(link: ET.Element, inertia: pin.Inertia) -> None:
     link.insert(0, ET.Comment(" inertial parameters identified by motor_ident "))
 
 
+def parse_urdf(path: Path) -> tuple[ET.ElementTree[ET.Element], dict[str, ET.Element], dict[str, ET.Element]]:
+    """The URDF's tree (comments kept), its links and its joints by name.
+
+    Raises:
+        ModelError: the file cannot be read or parsed.
+    """
+    try:
+        tree = ET.parse(path, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True)))
+    except (OSError, ET.ParseError) as exc:
+        raise ModelError(f"URDF {path}: {exc}") from None
+    root = tree.getroot()
+    links = {str(link.get("name")): link for link in root.findall("link")}
+    joints = {str(joint.get("name")): joint for joint in root.findall("joint")}
+    return tree, links, joints
+
+
 def urdf_text(config: RobotConfig, regressor: Regressor, theta: ArrayLike) -> tuple[str, tuple[str, ...]]:
     """The URDF of ``config`` with the identified full parameters ``theta`` (p,) (module docstring).
 
@@ -122,13 +138,8 @@ def urdf_text(config: RobotConfig, regressor: Regressor, theta: ArrayLike) -> tu
         ModelError: the URDF cannot be parsed.
     """
     theta = np.asarray(theta, dtype=float)
-    try:
-        tree = ET.parse(config.urdf, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True)))
-    except (OSError, ET.ParseError) as exc:
-        raise ModelError(f"URDF {config.urdf}: {exc}") from None
+    tree, links, joints = parse_urdf(config.urdf)
     root = tree.getroot()
-    links = {str(link.get("name")): link for link in root.findall("link")}
-    joints = {str(joint.get("name")): joint for joint in root.findall("joint")}
     identified = set(config.joints)
     inertial = theta[regressor.layout.inertial]
     notes: list[str] = []
