@@ -304,9 +304,9 @@ def cmd_identify(args: argparse.Namespace) -> int:
             files={"identification_data": args.data},
         )
     if args.urdf_out:
-        from motor_ident.commands.validate import write_urdf
+        from motor_ident.commands.validate import write_nearest_urdf
 
-        payload["urdf"] = write_urdf(args.urdf_out, config, regressor, result.theta)
+        payload["urdf"] = write_nearest_urdf(args.urdf_out, config, regressor, result)
     write_json(args.json, payload)
     return 0
 
@@ -360,7 +360,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--urdf-out",
         metavar="FILE",
-        help="write the identified inertias and friction into a copy of the URDF, checked by reloading it "
-        "(needs physically consistent parameters: --method log_cholesky or sdp)",
+        help="write a copy of the URDF whose links are the physically consistent set nearest to the URDF's "
+        "(log-det divergence of the pseudo-inertias) that reproduces the identified base parameters; "
+        "prints each link's mass nominal -> exported; checked by reloading it",
     )
     p.set_defaults(func=cmd_identify)

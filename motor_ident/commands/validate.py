@@ -33,6 +33,7 @@ from motor_ident.commands.data_options import (
 )
 
 if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --help stays light)
+    from motor_ident.core.estimation.identification import Identification
     from motor_ident.core.rigid_body.regressor import Regressor
     from motor_ident.io.robot_config import RobotConfig
 
@@ -199,6 +200,49 @@ def validate_recording(
         "provenance": prov,
         "report": None if page is None else str(page),
     }
+
+
+def write_nearest_urdf(path: str, config: RobotConfig, regressor: Regressor, result: Identification) -> dict[str, Any]:
+    """``identify --urdf-out``: the consistent links nearest to the URDF's that reproduce the identified ones.
+
+    Prints each link's mass nominal -> exported with what the data say about it, and the distance
+    (`motor_ident.core.estimation.nearest_consistent`); returns the JSON summary.
+    """
+    from motor_ident.core.estimation.constraints import physical_constraints
+    from motor_ident.core.estimation.nearest_consistent import METRIC, nearest_consistent
+
+    fit = result.fit
+    near = nearest_consistent(
+        physical_constraints(regressor),
+        result.base.projection,
+        fit.theta,
+        fit.covariance,
+        config.nominal_parameters(regressor),
+    )
+    print(f"URDF links: the physically consistent set nearest to the nominal URDF ({METRIC}: {near.distance:.4g})")
+    print(
+        f"  its base parameters are {near.mahalanobis:.3g} standard units from the identified ones "
+        f"(95 % ellipsoid: {near.radius:.3g})"
+    )
+    print(f"  {'link':<24}{'nominal kg':>12}{'exported kg':>13}{'+- std':>9}  the data")
+    for name, m0, m, std, how in zip(
+        regressor.robot.body_names, near.mass_nominal, near.mass, near.mass_std, near.mass_class
+    ):
+        print(f"  {name:<24}{m0:12.4g}{m:13.4g}{std:9.2g}  {how}")
+    print(f"  {'total':<24}{near.mass_nominal.sum():12.4g}{near.mass.sum():13.4g}")
+    summary = write_urdf(path, config, regressor, near.theta)
+    summary["links"] = {
+        "metric": METRIC,
+        "distance": near.distance,
+        "mahalanobis": near.mahalanobis,
+        "radius_95": near.radius,
+        "names": list(regressor.robot.body_names),
+        "mass_nominal": floats(near.mass_nominal),
+        "mass": floats(near.mass),
+        "mass_std": floats(near.mass_std),
+        "mass_class": list(near.mass_class),
+    }
+    return summary
 
 
 def write_urdf(path: str, config: RobotConfig, regressor: Regressor, theta: np.ndarray) -> dict[str, Any]:
