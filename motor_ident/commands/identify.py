@@ -204,7 +204,9 @@ def cmd_identify(args: argparse.Namespace) -> int:
     for j, name in enumerate(config.joints):
         held = f"{result.heldout.r2[j]:13.4f}" if result.heldout is not None else f"{'-':>13}"
         print(f"{name:<24}{fit.r2[j]:10.4f}{fit.r2_uncentred[j]:14.4f}{fit.nrmse[j]:10.4f}{held}")
-    print("base parameters (value +- std):")
+    from motor_ident.core.estimation.covariance import ESTIMATOR
+
+    print(f"base parameters (value +- std; std: {ESTIMATOR}):")
     for expr, value, std in zip(base.expressions(), fit.theta, fit.std):
         print(f"  {value:12.5g} +- {std:<10.3g} {expr}")
     if args.out:
@@ -223,6 +225,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
                         "expressions": base.expressions(),
                         "values": floats(fit.theta),
                         "std": floats(fit.std),
+                        "covariance": [floats(row) for row in fit.covariance],
                     },
                     "metrics": {
                         "r2_per_joint": floats(fit.r2),
@@ -306,7 +309,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
     if args.urdf_out:
         from motor_ident.commands.validate import write_nearest_urdf
 
-        payload["urdf"] = write_nearest_urdf(args.urdf_out, config, regressor, result)
+        payload["urdf"] = write_nearest_urdf(args.urdf_out, config, regressor, base, fit.theta, fit.covariance)
     write_json(args.json, payload)
     return 0
 

@@ -8,20 +8,33 @@ textbook standard deviations are several times too small. Every standard deviati
 reports (identified parameters, drive gains, the fleet store's ``std.*`` that the drift test
 divides by) comes from this one estimator instead:
 
-    cov(theta) = H^-1 S H^-1 * E / (E - p),
+    cov(theta) = H^-1 S H^-1 * E / (E - p s),
 
 with H the information matrix of the estimator (``Y'WY``, or the Gauss-Newton ``J'WJ``), the
 scores ``g_k = Y_k' W e_k`` (p,) of sample k (its weighted regressor times its residual), S their
-long-run covariance ``sum_l Cov(g_k, g_{k+l})``, E the equations and p the parameters. S is
-estimated by Newey & West's (1987) Bartlett-kernel estimator after VAR(1) prewhitening of the
-scores (Andrews & Monahan 1992), with Andrews' (1991) AR(1) plug-in bandwidth computed from the
-data. With white residuals and a right model it equals the textbook covariance (up to its
-sampling noise); with correlated residuals it grows with their correlation time.
+long-run covariance ``sum_l Cov(g_k, g_{k+l})``, E the equations, p the parameters and s the
+kernel's span in samples. S is a kernel estimate (Newey & West 1987) with the trapezoidal
+flat-top kernel of Politis & Romano (1995) (no first-order bias, unlike Bartlett's: on AR(1)
+errors with correlation 0.95, Bartlett's weights left the standard deviations 17 % short even
+with the true errors) and its bandwidth from the data: Sokal's automatic window, the first lag
+at least 5 integrated autocorrelation times of the scores. The factor ``E / (E - p s)``
+generalises the usual E / (E - p): each fitted parameter absorbs about one kernel span of the
+slow part of the residuals (it is E / (E - p) for white residuals, where s = 1; capped at
+`MAX_DOF_FACTOR`). With white residuals and a right model the estimate equals the textbook
+covariance up to its sampling noise; with correlated residuals it grows with their correlation
+time.
 
-Rejected: a block bootstrap over segments (the fit repeated a few hundred times: too slow for the
-fleet, and its block length must be chosen as well); per-segment batch means on the sufficient
-statistics (memory-free, but with the few dozen segments that memory allows, the variance of the
-variance estimate alone puts 6-7 % of drift z-scores above 1.96 instead of 5 %).
+Measured on a 4-DoF arm (8 s at 200 Hz, 40 noise draws; torque noise white plus AR(1) of equal
+variance): the fraction of base-parameter errors beyond 1.96 standard deviations is 5.5 % for
+white noise, 6.5 % / 3.8 % / 2.1 % for AR(1) correlations 0.8 / 0.95 / 0.99, against 60 %
+with the textbook covariance at 0.95.
+
+Rejected: an AR(1) plug-in bandwidth (Andrews 1991), with or without VAR(1) prewhitening
+(Andrews & Monahan 1992): white noise plus a slow error has a small lag-1 correlation, so it
+chose 8-15 lags where 40-70 were needed (30 % beyond 1.96 at 0.95); a block bootstrap over
+segments (the fit repeated hundreds of times: too slow for the fleet, and it needs a block length
+too); batch means on per-segment sufficient statistics (memory-free, but the few dozen segments
+memory allows make the variance estimate itself too noisy for a z-test).
 """
 
 from __future__ import annotations
@@ -38,13 +51,15 @@ from motor_ident.errors import EstimationError
 FloatArray = NDArray[np.float64]
 
 ESTIMATOR = (
-    "sandwich H^-1 S H^-1 with S the Newey-West (Bartlett) long-run covariance of the scores, VAR(1)-prewhitened, "
-    "Andrews' AR(1) plug-in bandwidth"
+    "sandwich H^-1 S H^-1, S the flat-top kernel long-run covariance of the scores, bandwidth by Sokal's window"
 )
 """One line naming the estimator, as reports print it."""
 
-MAX_PREWHITEN_EIGENVALUE = 0.97
-"""Andrews & Monahan's cap on the prewhitening VAR(1) coefficient's eigenvalues (keeps (I - A)^-1 finite)."""
+WINDOW_FACTOR = 5.0
+"""Sokal's window: the bandwidth is the first lag at least this many integrated autocorrelation times [-]."""
+
+MAX_DOF_FACTOR = 4.0
+"""Cap of the degrees-of-freedom factor E / (E - p span) when the record is short for its correlation time."""
 
 MAX_SERIES = 20000
 """Scores are summed over consecutive samples into at most this many terms (memory and time bound)."""
@@ -65,79 +80,79 @@ def block_sums(scores: FloatArray, block: int, starts: ArrayLike | None = None) 
     return np.vstack(rows), new_starts[1:]
 
 
-def bartlett_bandwidth(series: FloatArray, starts: ArrayLike | None = None) -> float:
-    """Andrews' (1991) AR(1) plug-in bandwidth of the Bartlett kernel for a series (T, p) [samples].
+def window(series: FloatArray, starts: ArrayLike | None = None) -> tuple[int, float]:
+    """Sokal's automatic window of a series (T, p): the bandwidth M and the integrated autocorrelation time.
 
-    Each column is standardised, an AR(1) coefficient rho_a fitted to it, and
-    ``1.1447 (alpha T)^(1/3)`` with ``alpha = sum 4 rho^2 s^4 / ((1 - rho)^6 (1 + rho)^2) / sum s^4 / (1 - rho)^4``.
+    The autocorrelation rho(l) is averaged over the standardised columns and segments;
+    ``tau(M) = 1 + 2 sum_{l <= M} rho(l)``, and M is the smallest lag with ``M >= WINDOW_FACTOR tau(M)``
+    (capped at a quarter of the series). Unlike an AR(1) plug-in, it sees a slow error under white
+    noise (a mixture whose lag-1 correlation is small but whose correlations last long).
     """
     T = series.shape[0]
-    num = den = 0.0
-    for column in series.T:
-        x, y = [], []
-        for a, b in _segments(T, starts):
-            x.append(column[a : b - 1])
-            y.append(column[a + 1 : b])
-        xs, ys = np.concatenate(x), np.concatenate(y)
-        scale = float(np.dot(xs, xs))
-        if scale <= 0.0:
-            continue
-        rho = float(np.clip(np.dot(xs, ys) / scale, -MAX_PREWHITEN_EIGENVALUE, MAX_PREWHITEN_EIGENVALUE))
-        s2 = float(np.mean((ys - rho * xs) ** 2)) / (scale / xs.size)  # innovation variance of the standardised column
-        num += 4.0 * rho**2 * s2**2 / ((1.0 - rho) ** 6 * (1.0 + rho) ** 2)
-        den += s2**2 / (1.0 - rho) ** 4
-    if den <= 0.0:
-        return 0.0
-    return float(min(1.1447 * (num / den * T) ** (1.0 / 3.0), T / 4.0))
+    std = series.std(axis=0)
+    x = series[:, std > 0.0] / std[std > 0.0]
+    if x.shape[1] == 0:
+        return 0, 1.0
+    limit = max(T // 4, 1)
+    acf = np.zeros(limit + 1)
+    size = 1 << int(np.ceil(np.log2(2 * T)))
+    for a, b in _segments(T, starts):
+        spectrum = np.fft.rfft(x[a:b], n=size, axis=0)
+        full = np.fft.irfft(spectrum * spectrum.conj(), n=size, axis=0)[: min(limit + 1, b - a)]
+        acf[: full.shape[0]] += full.sum(axis=1)
+    acf = acf / acf[0]
+    tau = 1.0 + 2.0 * np.cumsum(acf[1:])
+    lags = np.arange(1, limit + 1)
+    ok = np.flatnonzero(lags >= WINDOW_FACTOR * tau)
+    M = int(lags[ok[0]]) if ok.size else limit
+    return M, float(max(tau[M - 1], 1.0))
 
 
-def _autocovariance_sum(series: FloatArray, lags: int, starts: ArrayLike | None) -> FloatArray:
-    """Bartlett-weighted sum ``G_0 + sum_l (1 - l / (L + 1)) (G_l + G_l')`` (p, p), not across segments."""
+def kernel_weights(lags: int) -> FloatArray:
+    """Weights w_0..w_L of the trapezoidal flat-top kernel (Politis & Romano 1995): 1 up to L / 2, then down to 0 at L + 1."""
+    lag = np.arange(lags + 1, dtype=float)
+    half = 0.5 * (lags + 1.0)
+    return np.clip(np.where(lag <= half, 1.0, (lags + 1.0 - lag) / half), 0.0, 1.0)
+
+
+def _autocovariance_sum(series: FloatArray, weights: FloatArray, starts: ArrayLike | None) -> FloatArray:
+    """Kernel-weighted sum ``G_0 + sum_l w_l (G_l + G_l')`` (p, p), not across segments."""
     T, p = series.shape
     S = np.zeros((p, p))
     for a, b in _segments(T, starts):
         x = series[a:b]
         S += x.T @ x
-        for lag in range(1, min(lags, b - a - 1) + 1):
+        for lag in range(1, min(weights.size - 1, b - a - 1) + 1):
             G = x[lag:].T @ x[:-lag]
-            S += (1.0 - lag / (lags + 1.0)) * (G + G.T)
+            S += weights[lag] * (G + G.T)
     return S
 
 
 def long_run_covariance(scores: ArrayLike, starts: ArrayLike | None = None) -> tuple[FloatArray, float]:
-    """Long-run covariance ``sum_l Cov(g_k, g_{k+l})`` summed over the series, and the bandwidth used.
+    """Long-run covariance ``sum_l Cov(g_k, g_{k+l})`` summed over the series, and the kernel's span.
 
     Args:
         scores: the series g (T, p), e.g. per-sample scores of a least-squares fit.
         starts: indices where an independent segment starts (another recording): no lag crosses them.
 
     Returns:
-        S (p, p), an estimate of ``Var(sum_k g_k)``, and the Bartlett bandwidth [terms of the series].
+        S (p, p), an estimate of ``Var(sum_k g_k)`` (positive semidefinite), and the kernel's span
+        ``sum_{|l| <= L} w_l`` in samples of ``scores`` (1 for white scores).
     """
     g = np.asarray(scores, dtype=float)
     if g.ndim != 2 or g.shape[0] < 2:
         raise EstimationError(f"scores of shape {g.shape}: expected (T >= 2, p)")
+    block = 1
     if g.shape[0] > MAX_SERIES:
-        g, starts = block_sums(g, int(np.ceil(g.shape[0] / MAX_SERIES)), starts)
+        block = int(np.ceil(g.shape[0] / MAX_SERIES))
+        g, starts = block_sums(g, block, starts)
     g = g - g.mean(axis=0)
-    segments = _segments(g.shape[0], starts)
-    # VAR(1) prewhitening (Andrews & Monahan 1992): g_k = A g_{k-1} + u_k within each segment.
-    previous = np.vstack([g[a : b - 1] for a, b in segments])
-    current = np.vstack([g[a + 1 : b] for a, b in segments])
-    scale = np.maximum(np.linalg.norm(previous, axis=0), 1e-300)
-    coefficients, *_ = np.linalg.lstsq(previous / scale, current, rcond=None)
-    A = (coefficients / scale[:, None]).T  # current = previous @ A'
-    U, s, Vt = np.linalg.svd(A)
-    A = (U * np.minimum(s, MAX_PREWHITEN_EIGENVALUE)) @ Vt
-    residual = [g[a:b].copy() for a, b in segments]
-    for (a, b), r in zip(segments, residual):
-        r[1:] = g[a + 1 : b] - g[a : b - 1] @ A.T
-    u = np.vstack(residual)
-    lags = bartlett_bandwidth(u, starts)
-    S_u = _autocovariance_sum(u, int(np.floor(lags)), starts)
-    recolour = np.linalg.inv(np.eye(A.shape[0]) - A)
-    S = recolour @ S_u @ recolour.T
-    return 0.5 * (S + S.T), lags
+    lags, _ = window(g, starts)
+    weights = kernel_weights(lags)
+    S = _autocovariance_sum(g, weights, starts)
+    w, V = np.linalg.eigh(0.5 * (S + S.T))
+    S = (V * np.maximum(w, 0.0)) @ V.T  # a flat-top kernel's sum may be indefinite: its PSD part
+    return S, float(block * (2.0 * weights.sum() - 1.0))
 
 
 def sandwich_covariance(
@@ -156,7 +171,7 @@ def sandwich_covariance(
     """
     H = np.asarray(information, dtype=float)
     p = H.shape[0]
-    S, _ = long_run_covariance(scores, starts)
+    S, span = long_run_covariance(scores, starts)
     d = np.sqrt(np.abs(np.diag(H)))
     if not np.all(d > 0.0):
         raise EstimationError("the information matrix is singular (a parameter the data do not excite): no covariance")
@@ -164,7 +179,7 @@ def sandwich_covariance(
         H_inv = np.linalg.inv(H / np.outer(d, d)) / np.outer(d, d)  # equilibrated first
     except np.linalg.LinAlgError:
         raise EstimationError("the information matrix is singular: no covariance") from None
-    covariance = H_inv @ S @ H_inv.T * (equations / max(equations - p, 1.0))
+    covariance = H_inv @ S @ H_inv.T * (equations / max(equations - p * span, equations / MAX_DOF_FACTOR))
     return 0.5 * (covariance + covariance.T)
 
 
