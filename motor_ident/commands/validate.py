@@ -34,8 +34,8 @@ from motor_ident.commands.data_options import (
 
 if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --help stays light)
     from motor_ident.core.rigid_body.base_params import BaseParameters
-    from motor_ident.io.params import ParameterSet
     from motor_ident.core.rigid_body.regressor import Regressor
+    from motor_ident.io.params import ParameterSet
     from motor_ident.io.robot_config import RobotConfig
 
 

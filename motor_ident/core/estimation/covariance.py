@@ -50,9 +50,7 @@ from motor_ident.errors import EstimationError
 
 FloatArray = NDArray[np.float64]
 
-ESTIMATOR = (
-    "sandwich H^-1 S H^-1, S the flat-top kernel long-run covariance of the scores, bandwidth by Sokal's window"
-)
+ESTIMATOR = "sandwich H^-1 S H^-1, S the flat-top kernel long-run covariance of the scores, bandwidth by Sokal's window"
 """One line naming the estimator, as reports print it."""
 
 WINDOW_FACTOR = 5.0
@@ -66,13 +64,15 @@ MAX_SERIES = 20000
 
 
 def _segments(n: int, starts: ArrayLike | None) -> list[tuple[int, int]]:
-    edges = sorted({0, n, *(int(s) for s in (starts if starts is not None else ()) if 0 < int(s) < n)})
+    given = [int(s) for s in np.asarray(starts if starts is not None else [], dtype=float).ravel()]
+    edges = sorted({0, n, *(s for s in given if 0 < s < n)})
     return [(a, b) for a, b in zip(edges[:-1], edges[1:]) if b > a]
 
 
 def block_sums(scores: FloatArray, block: int, starts: ArrayLike | None = None) -> tuple[FloatArray, list[int]]:
     """Sums of ``block`` consecutive scores (T, p), never across a segment start; new segment starts."""
-    rows, new_starts = [], []
+    rows: list[FloatArray] = []
+    new_starts: list[int] = []
     for a, b in _segments(scores.shape[0], starts):
         new_starts.append(sum(r.shape[0] for r in rows))
         idx = np.arange(a, b, block)
@@ -109,7 +109,7 @@ def window(series: FloatArray, starts: ArrayLike | None = None) -> tuple[int, fl
 
 
 def kernel_weights(lags: int) -> FloatArray:
-    """Weights w_0..w_L of the trapezoidal flat-top kernel (Politis & Romano 1995): 1 up to L / 2, then down to 0 at L + 1."""
+    """Weights w_0..w_L of the trapezoidal flat-top kernel (Politis & Romano 1995): 1 up to L / 2, then to 0."""
     lag = np.arange(lags + 1, dtype=float)
     half = 0.5 * (lags + 1.0)
     return np.clip(np.where(lag <= half, 1.0, (lags + 1.0 - lag) / half), 0.0, 1.0)
@@ -180,7 +180,8 @@ def sandwich_covariance(
     except np.linalg.LinAlgError:
         raise EstimationError("the information matrix is singular: no covariance") from None
     covariance = H_inv @ S @ H_inv.T * (equations / max(equations - p * span, equations / MAX_DOF_FACTOR))
-    return 0.5 * (covariance + covariance.T)
+    out: FloatArray = 0.5 * (covariance + covariance.T)
+    return out
 
 
 def estimator_information(fit: Fit, stats: RegressionStatistics, alpha: float = 1.0) -> tuple[FloatArray, FloatArray]:

@@ -225,9 +225,7 @@ def identify_drive_gains(
             "never changes, or a payload too light or too close to the last axis to be seen"
         )
     scores = np.einsum("smq,sm->sq", J / sigma[None, :, None] ** 2, residual)  # gradient of each sample
-    covariance = sandwich_covariance(
-        Jw.T @ Jw, scores, equations=float(residual.size), starts=[unloaded.q.shape[0]]
-    )
+    covariance = sandwich_covariance(Jw.T @ Jw, scores, equations=float(residual.size), starts=[unloaded.q.shape[0]])
     std_x = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
     h, h_std = x[b + r :], std_x[b + r :]
     gains = 1.0 / h
@@ -247,7 +245,9 @@ def identify_drive_gains(
         condition_number=cond,
         n_unloaded=int(unloaded.q.shape[0]),
         n_loaded=int(loaded.q.shape[0]),
-        determination=tuple(gain_determination(float(sh), float(g), float(sd)) for sh, g, sd in zip(share, gains, gains_std)),
+        determination=tuple(
+            gain_determination(float(sh), float(g), float(sd)) for sh, g, sd in zip(share, gains, gains_std)
+        ),
     )
 
 

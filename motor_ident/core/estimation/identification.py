@@ -15,8 +15,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from motor_ident.core.estimation.consistency import ConsistencyChecker, ConsistencyResult
 from motor_ident.core.estimation.consistent_fit import consistent_least_squares
-from motor_ident.core.estimation.covariance import with_residual_covariance
 from motor_ident.core.estimation.constraints import physical_constraints
+from motor_ident.core.estimation.covariance import with_residual_covariance
 from motor_ident.core.estimation.least_squares import Fit, FitMetrics, RegressionStatistics
 from motor_ident.core.rigid_body.base_params import BaseParameters, base_parameters
 from motor_ident.core.rigid_body.model import random_states

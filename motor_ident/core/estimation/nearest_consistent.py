@@ -154,7 +154,8 @@ def mass_information(
 
 
 def mass_class(relative_std: float, ratio: float) -> str:
-    """``determined`` (relative posterior std <= `DETERMINED_STD`), ``undetermined`` (ratio >= `UNDETERMINED_RATIO`) or ``partly``."""
+    """``determined`` (relative posterior std <= `DETERMINED_STD`), ``undetermined`` (ratio of
+    posterior to prior std >= `UNDETERMINED_RATIO`) or ``partly``."""
     if relative_std <= DETERMINED_STD:
         return "determined"
     return "undetermined" if ratio >= UNDETERMINED_RATIO else "partly"
@@ -199,7 +200,9 @@ def nearest_consistent(
     M = np.linalg.solve(L, P)  # whitened: |M theta - c| is the Mahalanobis distance
     c = np.linalg.solve(L, theta_b)
     # d_min: how close a physically consistent set comes (0 unless the estimate itself is inconsistent).
-    closest = SdpProjector(constraints, b, solver=solver).solve(M, c, 1e-6 * float(np.linalg.norm(M)) / np.sqrt(p), theta0)
+    closest = SdpProjector(constraints, b, solver=solver).solve(
+        M, c, 1e-6 * float(np.linalg.norm(M)) / np.sqrt(p), theta0
+    )
     d_min = float(np.linalg.norm(M @ closest.theta - c))
     radius = float(np.sqrt(d_min**2 + chi2.ppf(level, b)))
     bodies = constraints.n_bodies
@@ -212,7 +215,9 @@ def nearest_consistent(
     for k in range(bodies):
         J = cp.reshape(basis @ theta[inertial[10 * k : 10 * k + 10]], (4, 4), order="C")
         J_sym = (J + J.T) / 2.0
-        objective.append(cp.trace(np.linalg.inv(J0[k]) @ J_sym) - cp.log_det(J_sym))
+        objective.append(
+            cp.sum(cp.multiply(np.linalg.inv(J0[k]), J_sym)) - cp.log_det(J_sym)
+        )  # tr(J0^-1 J), J symmetric
     scale = np.maximum(np.abs(theta0[other]), 1e-3)
     objective.append(OTHER_WEIGHT * cp.sum_squares(cp.multiply(1.0 / scale, theta[other] - theta0[other])))
     objective = [term / PRIOR_RELATIVE_SPREAD**2 for term in objective]

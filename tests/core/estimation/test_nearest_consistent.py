@@ -15,7 +15,7 @@ from motor_ident.sim.synthetic import excitation_record
 
 @pytest.mark.parametrize("seed", [0, 2])
 def test_exported_masses_follow_the_data_where_they_determine_them(seed: int) -> None:
-    """True links 10-30 % off the URDF: determined masses within 15 % of the truth, undetermined within 5 % of the URDF."""
+    """Links 10-30 % off the URDF: determined masses within 15 % of the truth, undetermined within 5 % of the URDF."""
     config = load_robot_config("ur5_currents")
     regressor = config.build_regressor()
     base = structural_base_parameters(regressor)
