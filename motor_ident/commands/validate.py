@@ -281,7 +281,7 @@ def write_urdf(path: str, config: RobotConfig, regressor: Regressor, theta: np.n
     done = export_urdf(path, config, regressor, theta)
     print(
         f"URDF written to {done.path} (reloaded by pinocchio: torques within {done.max_torque_error:.2g} N m of the "
-        f"identified model's)"
+        f"parameters written)"
     )
     return {"path": str(done.path), "max_torque_error": done.max_torque_error, "comments": list(done.comments)}
 
