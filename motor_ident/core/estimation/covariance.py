@@ -59,6 +59,9 @@ WINDOW_FACTOR = 5.0
 MAX_DOF_FACTOR = 4.0
 """Cap of the degrees-of-freedom factor E / (E - p span) when the record is short for its correlation time."""
 
+MAX_LAGS = 100
+"""Bandwidths beyond this many terms are reached by summing neighbouring scores first (time bound)."""
+
 MAX_SERIES = 20000
 """Scores are summed over consecutive samples into at most this many terms (memory and time bound)."""
 
@@ -148,6 +151,12 @@ def long_run_covariance(scores: ArrayLike, starts: ArrayLike | None = None) -> t
         g, starts = block_sums(g, block, starts)
     g = g - g.mean(axis=0)
     lags, _ = window(g, starts)
+    if lags > MAX_LAGS:  # slow correlation: sum neighbours first (the long-run variance keeps), fewer lags
+        step = int(np.ceil(lags / MAX_LAGS))
+        block *= step
+        g, starts = block_sums(g, step, starts)
+        g = g - g.mean(axis=0)
+        lags, _ = window(g, starts)
     weights = kernel_weights(lags)
     S = _autocovariance_sum(g, weights, starts)
     w, V = np.linalg.eigh(0.5 * (S + S.T))
