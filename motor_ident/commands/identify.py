@@ -74,7 +74,7 @@ def online_replay(
             f"--online {scenario}: its robot has joints {list(core.regressor.robot.joint_names)}, "
             f"the data {list(joints)}"
         )
-    uncentred = core.config.gate.r2_definition == "uncentred"
+    definition = core.config.gate.r2_definition
     gate: list[tuple[float, bool]] = [(float(t[0]), False)]
     r2_t: list[float] = []
     r2: list[np.ndarray] = []
@@ -84,7 +84,7 @@ def online_replay(
         if core.fit is not None and core.fit is not last:
             last = core.fit
             r2_t.append(float(t[k]))
-            r2.append(core.fit.r2_uncentred if uncentred else core.fit.r2)
+            r2.append(core.fit.r2_of(definition))
         if core.gate_open != gate[-1][1]:
             gate.append((float(t[k]), core.gate_open))
     return {

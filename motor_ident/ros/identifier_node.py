@@ -163,9 +163,7 @@ class IdentifierNode(Node):
         fit = self.core.fit
         assert fit is not None
         self.param_pub.publish(make_array(fit.theta, "base_parameters"))
-        self.r2_pub.publish(
-            make_array(fit.r2_uncentred if self.core.config.gate.r2_definition == "uncentred" else fit.r2)
-        )
+        self.r2_pub.publish(make_array(fit.r2_of(self.core.config.gate.r2_definition)))
         if self.core.gate_open or self._last_gate:
             self._publish_active()
         Y, _ = self.core.window.latest()

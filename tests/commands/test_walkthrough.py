@@ -1,4 +1,4 @@
-"""The README walkthrough "Your robot's log to a validated model", as a user runs it (subprocesses).
+"""The walkthrough of docs/real-logs.md, as a user runs it (subprocesses).
 
 The example arm's logger files (examples/arm_log: headerless CSV, degrees, milliseconds, stamps of
 8-13 ms, rests before and after) through their data spec -> identify (physically consistent) ->
