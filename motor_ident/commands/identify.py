@@ -209,7 +209,9 @@ def cmd_identify(args: argparse.Namespace) -> int:
     for j, name in enumerate(config.joints):
         held = f"{result.heldout.r2[j]:13.4f}" if result.heldout is not None else f"{'-':>13}"
         print(f"{name:<24}{fit.r2[j]:10.4f}{fit.r2_uncentred[j]:14.4f}{fit.nrmse[j]:10.4f}{held}")
-    print("base parameters (value +- std):")
+    from motor_ident.core.estimation.covariance import ESTIMATOR
+
+    print(f"base parameters (value +- std; std: {ESTIMATOR}):")
     for expr, value, std in zip(base.expressions(), fit.theta, fit.std):
         print(f"  {value:12.5g} +- {std:<10.3g} {expr}")
     if args.out:
@@ -228,6 +230,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
                         "expressions": base.expressions(),
                         "values": floats(fit.theta),
                         "std": floats(fit.std),
+                        "covariance": [floats(row) for row in fit.covariance],
                     },
                     "metrics": {
                         "r2_per_joint": floats(fit.r2),
@@ -309,9 +312,9 @@ def cmd_identify(args: argparse.Namespace) -> int:
             files={"identification_data": args.data},
         )
     if args.urdf_out:
-        from motor_ident.commands.validate import write_urdf
+        from motor_ident.commands.validate import write_nearest_urdf
 
-        payload["urdf"] = write_urdf(args.urdf_out, config, regressor, result.theta)
+        payload["urdf"] = write_nearest_urdf(args.urdf_out, config, regressor, base, fit.theta, fit.covariance)
     write_json(args.json, payload)
     return 0
 
@@ -373,8 +376,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--urdf-out",
         metavar="FILE",
-        help="write the identified inertias and friction into a copy of the URDF, checked by reloading it "
-        "(needs physically consistent parameters: --method log_cholesky or sdp)",
+        help="write a copy of the URDF whose links are the physically consistent set nearest to the URDF's "
+        "(log-det divergence of the pseudo-inertias) that reproduces the identified base parameters; "
+        "prints each link's mass nominal -> exported; checked by reloading it",
     )
     p.add_argument(
         "--floating-base",

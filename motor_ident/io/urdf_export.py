@@ -12,9 +12,11 @@ comments on the joint.
 
 Before the file is written, the copy is loaded by pinocchio and its torques (RNEA with the
 identified reflected inertia, plus the friction read back from ``<dynamics>``) are compared with
-the identified model's at random states. Only physically consistent parameters can be written
-(positive mass, inertia about the centre of mass positive semidefinite): identify with
-``--method log_cholesky`` or ``--method sdp``.
+those of the parameters written, at random states. Only physically consistent parameters can be
+written (positive mass, inertia about the centre of mass positive semidefinite). ``identify
+--urdf-out`` (and ``validate --urdf-out`` with a parameters file that holds the base parameters'
+covariance) writes the consistent links nearest to the URDF's that reproduce the identified
+base parameters (`motor_ident.core.estimation.nearest_consistent`), whatever the method.
 """
 
 from __future__ import annotations
