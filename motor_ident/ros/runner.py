@@ -51,8 +51,9 @@ from motor_ident.ros.recorder import Recorder, RunWatcher, identifier_summary, n
 from motor_ident.scenario.loader import find_scenario, load_scenario
 from motor_ident.schema import flatten
 
-# Node name -> its class, "module:Class". The module's ``main`` is the node's entry point, listed
-# under the same name in setup.py's NODES (tests/ros/test_node_processes.py checks both agree).
+# Node name -> its class, "module:Class". The module's ``main`` runs the node; setup.py's NODES
+# lists its entry point under the same name (`motor_ident.ros.entry_points`, which calls that
+# ``main``; tests/ros/test_node_processes.py checks they agree).
 NODES: dict[str, str] = {
     "sim_robot": "motor_ident.ros.sim_robot_node:SimRobotNode",
     "identifier": "motor_ident.ros.identifier_node:IdentifierNode",
@@ -98,11 +99,11 @@ def node_command(name: str, ros_arguments: Sequence[str]) -> list[str]:
     """Command line starting node ``name`` as ``ros2 run motor_ident <name>`` does.
 
     Its entry point script next to this Python (a virtual environment's or a pip install's
-    ``bin/``), else ``python -m <module>`` (the same ``main()``), then ``--ros-args`` and
-    ``ros_arguments``.
+    ``bin/``), else ``python -m motor_ident.ros.entry_points <name>`` (the same function), then
+    ``--ros-args`` and ``ros_arguments``.
     """
     script = Path(sys.executable).parent / name
-    head = [str(script)] if script.is_file() else [sys.executable, "-m", NODES[name].split(":")[0]]
+    head = [str(script)] if script.is_file() else [sys.executable, "-m", "motor_ident.ros.entry_points", name]
     return [*head, "--ros-args", *ros_arguments]
 
 

@@ -97,14 +97,17 @@ def _setup_nodes() -> dict[str, str]:
 
 def test_runner_nodes_are_the_entry_points() -> None:
     """The runner's node table and setup.py's entry points name the same nodes, each entry point
-    the ``main`` of the module holding the runner's class, and every scenario file names only them."""
+    the launcher that runs the ``main`` of the module holding the runner's class, and every
+    scenario file names only them."""
+    from motor_ident.ros import entry_points as launcher
     from motor_ident.ros.runner import NODES, node_class, scenario_nodes
 
     entry_points = _setup_nodes()
-    assert sorted(entry_points) == sorted(NODES)
+    assert sorted(entry_points) == sorted(NODES) == sorted(launcher.MODULES)
     for name, target in NODES.items():
         module, cls = target.split(":")
-        assert entry_points[name] == f"{module}:main"
+        assert entry_points[name] == f"motor_ident.ros.entry_points:{name}"
+        assert launcher.MODULES[name] == module and callable(getattr(launcher, name))
         assert node_class(name).__name__ == cls
     for path in sorted((REPO / "config" / "scenarios").glob("*.yaml")):
         assert set(scenario_nodes(path)) <= set(NODES), path.name
@@ -345,3 +348,100 @@ def test_run_processes_reaches_an_open_gate(tmp_path) -> None:
     for node, p in processes.items():
         assert (p["returncode"], p["stopped_with"]) == (0, "SIGINT"), f"{node}: see {p['log']}"
         assert Path(p["log"]).parent == out / "logs"
+
+
+# --- stopping a node that blocks ---------------------------------------------------------------
+
+BLOCK_S = 20.0  # how long the slow node blocks: longer than launch's SIGINT-to-SIGKILL 15 s
+# The bound a blocked node exits within after the signal: the watchdog's immediate exit
+# (motor_ident.ros.shutdown.EXIT_AFTER_S) plus the interpreter's exit on a loaded machine; below
+# launch's SIGKILL (15 s) and the runner's (10 s). A node blocked in Python code exits sooner:
+# at the watchdog's SIGTERM (3 s) or at once while starting.
+STOP_BOUND_S = 8.0
+SLOW_CASES = [(where, sig) for where in ("import", "constructor", "destroy") for sig in ("SIGINT", "SIGTERM")]
+
+
+def _fastdds_files() -> set[str]:
+    return {p.name for p in Path("/dev/shm").glob("fastdds_*")} if Path("/dev/shm").is_dir() else set()
+
+
+def _wait_for(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.mark.parametrize(("where", "sig"), SLOW_CASES, ids=[f"{w}-{s}" for w, s in SLOW_CASES])
+def test_blocked_node_stops_within_bound(tmp_path, where: str, sig: str) -> None:
+    """A node blocked for 20 s while importing, in its constructor or in ``destroy_node`` ends
+    within STOP_BOUND_S of SIGINT or SIGTERM with exit code 0, no KeyboardInterrupt traceback and
+    no Fast DDS file left in /dev/shm; a teardown blocked past the watchdog's delay gets its stacks
+    dumped (naming the blocked ``destroy_node``) and the abandoned step logged."""
+    import subprocess
+    import sys
+
+    before = _fastdds_files()
+    log = tmp_path / "slow.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tests.ros.slow_node", where, str(BLOCK_S)],
+            cwd=REPO,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    try:
+        marker = "running" if where == "destroy" else f"blocking in {where}"
+        assert _wait_for(lambda: marker in log.read_text() or process.poll() is not None, STARTUP_TIMEOUT_S)
+        assert process.poll() is None, log.read_text()
+        start = time.monotonic()
+        process.send_signal(getattr(signal, sig))
+        code = process.wait(timeout=BLOCK_S)
+        seconds = time.monotonic() - start
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    text = log.read_text()
+    assert code == 0, f"exit code {code} after {sig}:\n{text}"
+    assert seconds <= STOP_BOUND_S, f"{seconds:.1f} s after {sig}:\n{text}"
+    assert "Traceback" not in text and "KeyboardInterrupt" not in text, text
+    if where == "destroy":
+        assert "stop watchdog] still running" in text and " in destroy_node" in text, text
+        assert "abandoned on a signal: ['destroy_node (SIGTERM)']" in text, text
+    else:
+        assert f"stopping ({sig} while starting)" in text or f"stopped by {sig} while starting" in text, text
+    assert _wait_for(lambda: not (_fastdds_files() - before), 2.0), sorted(_fastdds_files() - before)
+
+
+def test_watchdog_ends_a_node_that_swallows_signals(tmp_path) -> None:
+    """A teardown that swallows every signal (code catching BaseException) is ended by the
+    watchdog at EXIT_AFTER_S with EXIT_BLOCKED, saying so, before launch's SIGKILL."""
+    import subprocess
+    import sys
+
+    from motor_ident.ros.shutdown import EXIT_BLOCKED
+
+    log = tmp_path / "stubborn.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tests.ros.slow_node", "destroy_stubborn", str(BLOCK_S)],
+            cwd=REPO,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    try:
+        assert _wait_for(lambda: "running" in log.read_text() or process.poll() is not None, STARTUP_TIMEOUT_S)
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=BLOCK_S)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    text = log.read_text()
+    assert code == EXIT_BLOCKED, text
+    assert "after the stop request: exiting now" in text, text
