@@ -3,6 +3,7 @@ the executor and the BLAS thread cap every node process runs with."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -44,6 +45,42 @@ def load_robot(name: str) -> RobotConfig:
         return load_robot_config(name)
     except ConfigError as exc:
         raise ConfigError(f"parameter robot = {name!r}: {exc}") from None
+
+
+def steady_timer(node: Node, period: float, callback: Callable[[], None]) -> Any:
+    """A timer of ``period`` [s] on the steady (wall) clock, whatever the node's clock is.
+
+    A node's own timers run on its ROS clock: with ``use_sim_time`` that is /clock, which stops
+    when the simulator or the bag player stops; watchdogs and /diagnostics must go on then.
+    """
+    from rclpy.clock import Clock, ClockType
+
+    return node.create_timer(period, callback, clock=Clock(clock_type=ClockType.STEADY_TIME))
+
+
+class ClockWatch:
+    """Whether a node's ROS clock still advances, judged on wall time (steady clock).
+
+    With ``use_sim_time`` the ROS clock is /clock; without, it is the system clock and never stops.
+    """
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.sim_time = bool(node.get_parameter("use_sim_time").value)
+        self._last = node.get_clock().now().nanoseconds
+        self._moved = time.monotonic()
+
+    def stopped_for(self) -> float:
+        """Wall seconds since the ROS clock last advanced (0 without ``use_sim_time``)."""
+        now, wall = self.node.get_clock().now().nanoseconds, time.monotonic()
+        if now != self._last or not self.sim_time:
+            self._last, self._moved = now, wall
+        return wall - self._moved
+
+    def why(self, timeout: float) -> str:
+        """ "/clock stopped N s ago" when it has not advanced for ``timeout`` wall seconds, else ""."""
+        stopped = self.stopped_for()
+        return f"/clock stopped {stopped:.1f} s ago (use_sim_time)" if stopped > timeout else ""
 
 
 ExecutorKind = Literal["events", "single_threaded"]

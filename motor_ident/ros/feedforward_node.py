@@ -23,8 +23,10 @@ the switch). Two outputs (``output``):
   covering now nothing is sent (the controller holds its last goal).
 
 Watchdog (forward_command): when joint states stop for ``state_timeout`` (wall time) or the
-reference does not cover the current time, the output is the safe one (``safe_mode``: zero torque or gravity only) and
-/diagnostics says why.
+reference does not cover the current time, the output is the safe one (``safe_mode``: zero torque
+or gravity only, reached within the rate limit) and /diagnostics says why. The watchdog and
+/diagnostics run on the steady clock: with ``use_sim_time`` a simulator or bag player that dies
+stops /clock, and they go on (the message then also says /clock stopped).
 
 Only states that continue the robot's clock are answered (`motor_ident.ros.conversions`): a
 malformed state, a duplicate, or one stamped back (a second publisher stamping 0) or far ahead is
@@ -51,7 +53,7 @@ from motor_ident.core.control.computed_torque import FeedforwardConfig, ModelBle
 from motor_ident.core.control.model_torque import RneaComputedTorque, trajectory_points
 from motor_ident.core.estimation.identification import structural_base_parameters
 from motor_ident.errors import ConfigError, ModelError
-from motor_ident.ros.common import COMMAND_QOS, LATCHED_QOS, STATE_QOS, load_robot, run_node
+from motor_ident.ros.common import COMMAND_QOS, LATCHED_QOS, STATE_QOS, ClockWatch, load_robot, run_node, steady_timer
 from motor_ident.ros.conversions import (
     OK,
     WARN,
@@ -119,8 +121,9 @@ class FeedforwardNode(Node):
         else:
             self.cmd_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands", COMMAND_QOS)
             self.state_sub = self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
-            self.create_timer(self.state_timeout / 2.0, self._watchdog)
-        self.create_timer(settings.diagnostics_period, self._diagnostics)
+            steady_timer(self, self.state_timeout / 2.0, self._watchdog)
+        self.clock = ClockWatch(self)
+        steady_timer(self, settings.diagnostics_period, self._diagnostics)
 
     @property
     def blend(self) -> ModelBlend:
@@ -314,7 +317,9 @@ class FeedforwardNode(Node):
     def _watchdog(self) -> None:
         if self.last_q is None or time.monotonic() - self.last_state_wall < self.state_timeout:
             return
-        self.mode = f"joint_states stale for more than {self.state_timeout:g} s: safe output"
+        clock = self.clock.why(self.state_timeout)
+        stale = f"joint_states stale for more than {self.state_timeout:g} s"
+        self.mode = f"{stale}, {clock}: safe output" if clock else f"{stale}: safe output"
         self._send(self._safe(self.last_q), self.state_timeout / 2.0)
 
     def _diagnostics(self) -> None:

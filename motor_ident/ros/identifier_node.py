@@ -44,7 +44,15 @@ from std_srvs.srv import SetBool, Trigger
 
 from motor_ident.errors import ConfigError
 from motor_ident.io.params import ParameterSet, load_parameters, save_parameters
-from motor_ident.ros.common import IDENTIFIER_STATE_QOS, LATCHED_QOS, declare, load_robot, run_node
+from motor_ident.ros.common import (
+    IDENTIFIER_STATE_QOS,
+    LATCHED_QOS,
+    ClockWatch,
+    declare,
+    load_robot,
+    run_node,
+    steady_timer,
+)
 from motor_ident.ros.conversions import (
     ERROR,
     OK,
@@ -101,8 +109,9 @@ class IdentifierNode(Node):
         self.create_service(Trigger, "~/reset", self._on_reset)
         self.create_service(Trigger, "~/save", self._on_save)
         self.create_service(SetBool, "~/use_nominal", self._on_use_nominal)
-        self.create_timer(self.settings.diagnostics_period, self._publish_diagnostics)
+        steady_timer(self, self.settings.diagnostics_period, self._publish_diagnostics)  # on in a stopped /clock too
         self._last_gate: bool | None = None
+        self.clock = ClockWatch(self)
         self._last_fit: object = None  # the fit last published
         self.gate_history: list[tuple[float, bool]] = []
         self._publish_active()
@@ -291,6 +300,9 @@ class IdentifierNode(Node):
         if stale:
             values["gate"], values["reason"] = "closed", f"{stale}: gate closed"
             level, message = max(level, WARN), f"{stale}: gate closed, nominal model active"
+        clock = self.clock.why(self.settings.diagnostics_period)
+        if clock:  # the simulator or bag player stopped: no new samples, the model stays as it is
+            level, message = max(level, WARN), f"{clock}: no new samples; {message}"
         values["joint_states_publishers"], crowded = publisher_warning(self, self.state_sub.topic_name)
         if crowded:
             level, message = max(level, WARN), f"{crowded}; {message}"

@@ -53,7 +53,7 @@ from trajectory_msgs.msg import JointTrajectory
 from motor_ident.core.actuators.transmission import build_transmission
 from motor_ident.core.control.pwm import ChainModel, pwm_feedforward
 from motor_ident.errors import ConfigError
-from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, load_robot, run_node
+from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, ClockWatch, declare, load_robot, run_node, steady_timer
 from motor_ident.ros.conversions import (
     OK,
     WARN,
@@ -113,6 +113,7 @@ class PwmFeedforwardNode(Node):
         self.drops = InputDrops(("joint_states", "reference", "desired torques"), self.get_logger())
         self.last_problem = ""
         self.last_duty = np.zeros(self.transmission.n)
+        self.clock = ClockWatch(self)
 
         self.pwm_pub = self.create_publisher(Float64MultiArray, "pwm_controller/commands", COMMAND_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
@@ -120,7 +121,7 @@ class PwmFeedforwardNode(Node):
         self.create_subscription(Float64MultiArray, settings.command_topic, self._on_desired, COMMAND_QOS)
         if settings.reference_topic:
             self.create_subscription(JointTrajectory, settings.reference_topic, self._on_reference, 10)
-        self.create_timer(settings.diagnostics_period, self._diagnostics)
+        steady_timer(self, settings.diagnostics_period, self._diagnostics)  # on in a stopped /clock too
 
     def _apply(self, settings: PwmFeedforwardSettings) -> None:
         """Live settings changed: the next duty cycles use the new limit, compensation and timeout."""
@@ -205,6 +206,9 @@ class PwmFeedforwardNode(Node):
     def _diagnostics(self) -> None:
         msg = DiagnosticArray()
         msg.header.stamp = self.get_clock().now().to_msg()
+        clock = self.clock.why(self.settings.diagnostics_period)
+        if clock:  # the simulator or bag player stopped
+            self.last_problem = f"{clock}; {self.last_problem}" if self.last_problem else clock
         level = WARN if self.last_problem else OK
         values: dict[str, object] = {
             "commands_published": self.published,

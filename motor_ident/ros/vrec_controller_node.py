@@ -32,7 +32,7 @@ from std_msgs.msg import Float64MultiArray
 from motor_ident.core.control.vrec import VrecConfig, VrecController, design_gain
 from motor_ident.core.elastic.two_inertia import TwoInertiaParameters
 from motor_ident.errors import ConfigError, MotorIdentError
-from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, run_node
+from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, run_node, steady_timer
 from motor_ident.ros.conversions import (
     OK,
     WARN,
@@ -115,7 +115,7 @@ class VrecControllerNode(Node):
         self.create_subscription(JointState, "joint_states", self._on_joint_states, STATE_QOS)
         self.create_subscription(JointState, "motor_states", self._on_motor_states, STATE_QOS)
         self.create_subscription(Float64MultiArray, "~/velocity_reference", self._on_reference, COMMAND_QOS)
-        self.create_timer(settings.diagnostics_period, self._diagnostics)
+        steady_timer(self, settings.diagnostics_period, self._diagnostics)  # on in a stopped /clock too
 
     @property
     def gains(self) -> list[float]:

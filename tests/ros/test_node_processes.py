@@ -445,3 +445,81 @@ def test_watchdog_ends_a_node_that_swallows_signals(tmp_path) -> None:
     text = log.read_text()
     assert code == EXIT_BLOCKED, text
     assert "after the stop request: exiting now" in text, text
+
+
+def _child_pid(parent: int, name: str) -> int | None:
+    """The process id of ``parent``'s child whose command line names ``name`` (Linux /proc)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == parent and name.encode() in cmdline:
+            return int(stat.parent.name)
+    return None
+
+
+def test_stopped_simulator_gives_safe_output_and_says_so(tmp_path, ros) -> None:
+    """``motor-ident run --processes`` with ``use_sim_time``: the simulated robot's process is
+    stopped (SIGSTOP: /clock and joint_states stop, the process lives on). The feedforward's
+    watchdog, on the steady clock, switches to its safe output (``safe_mode: zero``: every command
+    after it exactly 0) and its /diagnostics (also on the steady clock) say the state is stale and
+    /clock stopped; the identifier's say /clock stopped."""
+    import subprocess
+    import sys
+
+    from diagnostic_msgs.msg import DiagnosticArray
+    from std_msgs.msg import Float64MultiArray
+
+    from motor_ident.ros.common import STATE_QOS
+
+    content = yaml.safe_load((REPO / "config" / "scenarios" / "valkyrie_arm.yaml").read_text())
+    content["feedforward"]["ros__parameters"].update({"safe_mode": "zero", "diagnostics_period": 0.2})
+    content["identifier"]["ros__parameters"]["diagnostics_period"] = 0.2
+    scenario = tmp_path / "valkyrie_arm_zero.yaml"
+    scenario.write_text(yaml.safe_dump(content))
+    commands: list[tuple[float, list[float]]] = []
+    statuses: list[tuple[float, str, str]] = []  # (received, name, message)
+    probe = ros.probe("clock_probe")
+    probe.create_subscription(
+        Float64MultiArray,
+        "effort_controller/commands",
+        lambda m: commands.append((time.monotonic(), list(m.data))),
+        STATE_QOS,
+    )
+
+    def on_diagnostics(msg: DiagnosticArray) -> None:
+        statuses.extend((time.monotonic(), s.name, s.message) for s in msg.status)
+
+    probe.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 50)
+    out = tmp_path / "run"
+    command = [str(Path(sys.executable).parent / "motor-ident"), "run", str(scenario), "--processes"]
+    run = subprocess.Popen(
+        [*command, "--duration", "600", "--out-dir", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    sim = None
+    try:
+        assert ros.spin_until(lambda: len(commands) > 200 or run.poll() is not None, STARTUP_TIMEOUT_S), "no commands"
+        assert run.poll() is None, run.communicate()[0].decode()[-3000:]
+        sim = _child_pid(run.pid, "sim_robot")
+        assert sim is not None, "no sim_robot process under motor-ident run"
+        os.kill(sim, signal.SIGSTOP)
+        stopped = time.monotonic()
+
+        def said(name: str, *words: str) -> bool:
+            return any(t > stopped and n.endswith(name) and all(w in m for w in words) for t, n, m in statuses)
+
+        def safe() -> bool:
+            after = [data for t, data in commands if t > stopped + 0.5]
+            return bool(after) and said("feedforward", "stale", "/clock stopped", "safe output")
+
+        assert ros.spin_until(lambda: safe() and said("identifier", "/clock stopped"), 30.0), statuses[-6:]
+    finally:
+        if sim is not None:
+            os.kill(sim, signal.SIGCONT)
+        run.send_signal(signal.SIGINT)
+        log = run.communicate(timeout=120)[0].decode()
+    after = [data for t, data in commands if t > stopped + 0.5]
+    assert all(value == 0.0 for data in after for value in data), after[:3]
+    assert "SIGKILL" not in log, log[-3000:]
