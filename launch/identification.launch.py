@@ -1,12 +1,15 @@
 """The identification node set of any scenario: simulated robot, identifier, feedforward, excitation.
 
     ros2 launch motor_ident identification.launch.py params_file:=my_robot.yaml [use_sim:=false] [excite:=false]
+    ros2 launch motor_ident identification.launch.py autostart:=false   # your lifecycle manager activates them
 
 The scenario launch files (``valkyrie_arm.launch.py``, ``icub_torso.launch.py``) include this one
 with their parameter file and add the nodes their hardware needs. With ``use_sim:=false`` the
 identifier and feedforward nodes use your robot's ``joint_states`` and publish joint torques on
 ``effort_controller/commands`` (a ros2_controllers forward command controller). DDS discovery
-follows your environment (ROS_AUTOMATIC_DISCOVERY_RANGE, ROS_DOMAIN_ID).
+follows your environment (ROS_AUTOMATIC_DISCOVERY_RANGE, ROS_DOMAIN_ID). identifier, feedforward
+and excitation are managed (lifecycle) nodes, configured and activated unless ``autostart:=false``
+(docs/nodes.md).
 """
 
 from launch.actions import DeclareLaunchArgument
@@ -16,6 +19,7 @@ from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
 from launch import LaunchDescription
+from motor_ident.ros.launch_actions import managed_node
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -45,9 +49,17 @@ def generate_launch_description() -> LaunchDescription:
                 default_value="true",
                 description="start the excitation node feeding the feedforward node's reference",
             ),
+            DeclareLaunchArgument(
+                "autostart",
+                default_value="true",
+                description="configure and activate the managed nodes (false: they wait unconfigured for "
+                "your lifecycle manager)",
+            ),
             node("sim_robot", parameters=[params], condition=IfCondition(use_sim)),
-            node("identifier", parameters=[params, sim_time]),
-            node("feedforward", parameters=[params, sim_time]),
-            node("excitation", parameters=[params, sim_time], condition=IfCondition(LaunchConfiguration("excite"))),
+            *managed_node("identifier", parameters=[params, sim_time]),
+            *managed_node("feedforward", parameters=[params, sim_time]),
+            *managed_node(
+                "excitation", parameters=[params, sim_time], condition=IfCondition(LaunchConfiguration("excite"))
+            ),
         ]
     )

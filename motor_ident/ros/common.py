@@ -15,6 +15,7 @@ from motor_ident.core.threads import limit_blas_threads
 from motor_ident.errors import ConfigError
 from motor_ident.io.robot_config import RobotConfig, load_robot_config
 from motor_ident.ros import shutdown
+from motor_ident.ros.lifecycle import managing
 
 # joint_states / motor_states: latest sample matters, loss is tolerable (ros2/demos convention).
 STATE_QOS = qos_profile_sensor_data
@@ -110,6 +111,11 @@ def make_executor(kind: ExecutorKind, context: Any = None) -> Any:
 def run_node(node_class: Callable[..., Node], args: list[str] | None = None) -> None:
     """``main()`` body of a node: init, spin until SIGINT / SIGTERM, clean shutdown, exit code 0.
 
+    A managed node (`motor_ident.ros.lifecycle`) starts unconfigured: launch's ``LifecycleNode``
+    actions, ``motor-ident run`` or the robot's lifecycle manager configure and activate it through
+    its lifecycle services. An exception in one of its callbacks sends its safe output and leaves
+    it unconfigured (`ManagedNode.fail`); the process goes on.
+
     Stopping (`motor_ident.ros.shutdown`): a signal while the node starts abandons the start and
     the process exits 0; while it runs, SIGINT or SIGTERM is recorded (a Python handler; rclpy's
     own handlers are not installed), the loop sees it within one ``spin_once`` timeout (0.1 s) and
@@ -152,7 +158,13 @@ def run_node(node_class: Callable[..., Node], args: list[str] | None = None) -> 
         executor.add_node(node)
         stop.running()
         while rclpy.ok() and not stop.requests:
-            executor.spin_once(timeout_sec=0.1)
+            try:
+                executor.spin_once(timeout_sec=0.1)
+            except Exception as exc:  # a managed node's callback: safe output, unconfigured, process lives on
+                failed = managing(exc)
+                if failed is None:
+                    raise
+                failed.fail(exc)
     except ConfigError as exc:
         refused = exc
     except shutdown.StopRequested as request:
@@ -169,7 +181,7 @@ def run_node(node_class: Callable[..., Node], args: list[str] | None = None) -> 
             stop.step("destroy_node", node.destroy_node)
             if stop.interrupted:  # rclpy's own destroy_node: the DDS entities, without the node's extra steps
                 stop.step("destroy the node's DDS entities", lambda: Node.destroy_node(node))
-        stop.step("rclpy shutdown", lambda: rclpy.ok() and rclpy.shutdown())
+        stop.step("rclpy shutdown", lambda: rclpy.try_shutdown())
         if stop.interrupted:
             stop.step("log", lambda: logger.warning(f"teardown steps abandoned on a signal: {stop.interrupted}"))
         # The process ends next. Python's final garbage collection walks every object of the

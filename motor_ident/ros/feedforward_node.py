@@ -39,12 +39,12 @@ than one publisher on ``joint_states`` is a WARN in /diagnostics naming them.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray
 from numpy.typing import NDArray
-from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -68,7 +68,7 @@ from motor_ident.ros.conversions import (
     stamp_order,
     stamp_to_seconds,
 )
-from motor_ident.ros.parameters import declare_settings
+from motor_ident.ros.lifecycle import ManagedNode
 from motor_ident.scenario.nodes import FeedforwardSettings
 from motor_ident.schema import per_joint
 
@@ -77,12 +77,16 @@ TRACKING_ERROR_EVERY = 10
 and nine in ten cycles publish only the command."""
 
 
-class FeedforwardNode(Node):
-    """Adapter between `RneaComputedTorque` and ROS."""
+class FeedforwardNode(ManagedNode):
+    """Adapter between `RneaComputedTorque` and ROS (a managed node: `motor_ident.ros.lifecycle`)."""
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__("feedforward", **kwargs)  # type: ignore[arg-type]
-        self.settings = settings = declare_settings(self, FeedforwardSettings, self._apply, self._feedforward_config)
+        super().__init__("feedforward", **kwargs)
+        self.mode = "unconfigured"
+
+    def build(self) -> None:
+        """Configure: robot, model, control law, publishers, the model and reference inputs."""
+        self.settings = settings = self.declared(FeedforwardSettings, self._apply, self._feedforward_config)
         config = load_robot(settings.robot)
         regressor = config.build_regressor()
         robot = regressor.robot
@@ -115,15 +119,42 @@ class FeedforwardNode(Node):
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.create_subscription(Float64MultiArray, settings.parameters_topic, self._on_parameters, LATCHED_QOS)
         self.create_subscription(JointTrajectory, "~/reference", self._on_reference, 10)
-        self.state_sub = None
+        self.state_sub: Any = None  # a subscription while active (forward_command)
         if settings.output == "joint_trajectory":
             self._start_trajectory_output(settings)
         else:
             self.cmd_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands", COMMAND_QOS)
-            self.state_sub = self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
-            steady_timer(self, self.state_timeout / 2.0, self._watchdog)
         self.clock = ClockWatch(self)
         steady_timer(self, settings.diagnostics_period, self._diagnostics)
+        self.mode = "inactive"
+
+    def start_commanding(self) -> None:
+        """Activate: the joint_states subscription and the watchdog (forward_command) or the trajectory timer."""
+        self.mode = "waiting for joint_states"
+        if self.settings.output == "joint_trajectory":
+            self.last_trajectory_time: float | None = None
+            self.create_timer(1.0 / self.settings.trajectory_rate, self._publish_trajectory)
+            self.mode = "waiting for a reference"
+            return
+        self.last_state_time, self.last_state_wall = None, time.monotonic()
+        self.state_sub = self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
+        steady_timer(self, self.state_timeout / 2.0, self._watchdog)
+
+    def safe_output(self) -> None:
+        """Deactivate: ``safe_mode``'s torque once (zero, or gravity at the last state; within the
+        effort limit), or an empty trajectory (a joint_trajectory_controller stops and holds)."""
+        self.state_sub = None
+        self.mode = f"inactive: safe output ({self.law.config.safe_mode}) sent"
+        if self.settings.output == "joint_trajectory":
+            self.trajectory_msg.points = []
+            self.trajectory_pub.publish(self.trajectory_msg)
+            return
+        tau = self._safe(self.last_q) if self.last_q is not None else np.zeros_like(self.previous)
+        limit = self.law.config.effort_limit
+        self.previous = np.clip(np.where(np.isfinite(tau), tau, 0.0), -limit, limit)
+        self.command_msg.data = self.previous.tolist()
+        self.cmd_pub.publish(self.command_msg)
+        self.commands_published += 1
 
     @property
     def blend(self) -> ModelBlend:
@@ -257,7 +288,7 @@ class FeedforwardNode(Node):
 
     # -- joint_trajectory output -----------------------------------------------------------------
     def _start_trajectory_output(self, settings: FeedforwardSettings) -> None:
-        """Publisher, preallocated message and timer of the ``joint_trajectory`` output.
+        """Publisher and preallocated message of the ``joint_trajectory`` output (its timer: `start_commanding`).
 
         Raises:
             ConfigError: ``controller_joints`` is not an ordering of the robot's joints, or the
@@ -284,12 +315,9 @@ class FeedforwardNode(Node):
         for point, offset in zip(self.trajectory_points, self.point_offsets):
             sec = int(offset)
             point.time_from_start = Duration(sec=sec, nanosec=int(round((offset - sec) * 1e9)))
-        self.last_trajectory_time: float | None = None
         self.trajectory_pub = self.create_publisher(
             JointTrajectory, "joint_trajectory_controller/joint_trajectory", COMMAND_QOS
         )
-        self.create_timer(1.0 / settings.trajectory_rate, self._publish_trajectory)
-        self.mode = "waiting for a reference"
 
     def _publish_trajectory(self) -> None:
         """The reference from now to the horizon, with the model's torques, in the controller's order."""

@@ -45,7 +45,6 @@ from __future__ import annotations
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from numpy.typing import NDArray
-from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
@@ -65,16 +64,19 @@ from motor_ident.ros.conversions import (
     make_status,
     stamp_to_seconds,
 )
-from motor_ident.ros.parameters import declare_settings
+from motor_ident.ros.lifecycle import ManagedNode
 from motor_ident.scenario.nodes import PwmFeedforwardSettings
 
 
-class PwmFeedforwardNode(Node):
-    """Adapter between `pwm_feedforward` and ROS."""
+class PwmFeedforwardNode(ManagedNode):
+    """Adapter between `pwm_feedforward` and ROS (a managed node: `motor_ident.ros.lifecycle`)."""
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__("pwm_feedforward", **kwargs)  # type: ignore[arg-type]
-        self.settings = settings = declare_settings(self, PwmFeedforwardSettings, self._apply)
+        super().__init__("pwm_feedforward", **kwargs)
+
+    def build(self) -> None:
+        """Configure: motor chains, transmission, publishers, the state and reference inputs."""
+        self.settings = settings = self.declared(PwmFeedforwardSettings, self._apply)
         config = load_robot(settings.robot)
         self.transmission = config.build_transmission()
         chains = []
@@ -97,7 +99,10 @@ class PwmFeedforwardNode(Node):
         self.chains = chains
         self.ff_config = settings.core
         self.state_timeout = settings.state_timeout
-        declare(self, "motor_names", list(self.transmission.motors), "motor order of the duty cycles", read_only=True)
+        if not self.has_parameter("motor_names"):  # declared at the first configure
+            declare(
+                self, "motor_names", list(self.transmission.motors), "motor order of the duty cycles", read_only=True
+            )
         self.command_space = settings.command_space
         # motor torques pass through unchanged: the identity transmission over the motors
         self.torque_map = (
@@ -118,10 +123,19 @@ class PwmFeedforwardNode(Node):
         self.pwm_pub = self.create_publisher(Float64MultiArray, "pwm_controller/commands", COMMAND_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
-        self.create_subscription(Float64MultiArray, settings.command_topic, self._on_desired, COMMAND_QOS)
         if settings.reference_topic:
             self.create_subscription(JointTrajectory, settings.reference_topic, self._on_reference, 10)
         steady_timer(self, settings.diagnostics_period, self._diagnostics)  # on in a stopped /clock too
+
+    def start_commanding(self) -> None:
+        """Activate: the desired torques are answered with duty cycles."""
+        self.create_subscription(Float64MultiArray, self.settings.command_topic, self._on_desired, COMMAND_QOS)
+
+    def safe_output(self) -> None:
+        """Deactivate: zero duty on every motor, once."""
+        self.last_duty = np.zeros(self.transmission.n)
+        self.pwm_pub.publish(make_array(self.last_duty))
+        self.last_problem = "inactive: zero duty sent"
 
     def _apply(self, settings: PwmFeedforwardSettings) -> None:
         """Live settings changed: the next duty cycles use the new limit, compensation and timeout."""

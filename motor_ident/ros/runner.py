@@ -37,9 +37,11 @@ from motor_ident.core.threads import limit_blas_threads
 from motor_ident.errors import ConfigError
 from motor_ident.io.demo_report import RunResult
 from motor_ident.ros.common import NODE_EXECUTOR, make_executor
+from motor_ident.ros.lifecycle import ManagedNode, activate, configure, managing
 from motor_ident.ros.processes import (
     NodeProcess,
     ProcessRunResult,
+    change_states,
     has_topics,
     not_up,
     parameter_argument,
@@ -93,6 +95,11 @@ def node_class(name: str) -> Callable[..., Node]:
     """The class of node ``name`` (a key of `NODES`)."""
     module, cls = NODES[name].split(":")
     return getattr(importlib.import_module(module), cls)  # type: ignore[no-any-return]
+
+
+def is_managed(name: str) -> bool:
+    """Whether node ``name`` is a lifecycle node (`motor_ident.ros.lifecycle.ManagedNode`)."""
+    return issubclass(node_class(name), ManagedNode)  # type: ignore[arg-type]
 
 
 def node_command(name: str, ros_arguments: Sequence[str]) -> list[str]:
@@ -242,6 +249,10 @@ def _run_in_process(plan: _Plan, progress: Callable[[RunResult], None] | None) -
         for name in plan.nodes:
             parameters = [Parameter(k, value=v) for k, v in plan.overrides.get(name, {}).items()]
             nodes[name] = node_class(name)(context=context, parameter_overrides=parameters)
+        for name in plan.nodes:  # managed nodes: configure every one, then activate (as the launch files do)
+            configure(nodes[name])
+        for name in plan.nodes:
+            activate(nodes[name])
         recorder = Recorder(plan.joints, keep_series=plan.keep_series, context=context)
         executor = make_executor(NODE_EXECUTOR, context)
         for node in (*nodes.values(), recorder):
@@ -309,6 +320,9 @@ def _run_as_processes(
             startup_timeout,
             lambda: "node processes did not come up: " + not_up(recorder, children, others),
         )
+        managed = [(f"/{child.name}", child) for child in children if is_managed(child.name)]
+        for transition in ("configure", "activate"):  # as the launch files do: every one configured first
+            change_states(recorder, executor, children, managed, transition, startup_timeout)
         for name in plan.simulators:
             start(name)
         spin_until(
@@ -390,7 +404,13 @@ def _spin_run(
         while not finished() and time.monotonic() - start < wall_timeout:
             if not context.ok():
                 return False
-            executor.spin_once(timeout_sec=0.05)
+            try:
+                executor.spin_once(timeout_sec=0.05)
+            except Exception as exc:  # a managed node's callback: safe output, unconfigured, the run goes on
+                failed = managing(exc)
+                if failed is None:
+                    raise
+                failed.fail(exc)
             if check is not None:
                 check()
             if progress is not None and time.monotonic() - last_report > 0.5:

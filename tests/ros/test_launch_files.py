@@ -37,10 +37,10 @@ LAUNCH_FILES = sorted((REPO / "launch").glob("*.launch.py"))
 
 # The arguments each launch file documents (README, module docstrings).
 DOCUMENTED_ARGUMENTS = {
-    "identification.launch.py": {"params_file", "use_sim", "excite"},
-    "valkyrie_arm.launch.py": {"params_file", "use_sim", "excite"},
-    "icub_torso.launch.py": {"params_file", "use_sim", "excite", "pwm"},
-    "xin_bench.launch.py": {"params_file", "use_sim"},
+    "identification.launch.py": {"params_file", "use_sim", "excite", "autostart"},
+    "valkyrie_arm.launch.py": {"params_file", "use_sim", "excite", "autostart"},
+    "icub_torso.launch.py": {"params_file", "use_sim", "excite", "pwm", "autostart"},
+    "xin_bench.launch.py": {"params_file", "use_sim", "autostart"},
 }
 
 
@@ -118,6 +118,7 @@ ROSDEP_KEYS = {
             "trajectory_msgs",
             "diagnostic_msgs",
             "std_srvs",
+            "lifecycle_msgs",
             "launch",
             "launch_ros",
         )

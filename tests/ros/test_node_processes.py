@@ -184,8 +184,8 @@ def node_runs(tmp_path_factory) -> dict[tuple[str, str], NodeRun]:
 
     from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
     from motor_ident.ros.conversions import make_array, make_joint_state
-    from motor_ident.ros.processes import NodeProcess, stop_processes
-    from motor_ident.ros.runner import node_command
+    from motor_ident.ros.processes import NodeProcess, change_states, stop_processes
+    from motor_ident.ros.runner import is_managed, node_command
 
     log_dir = tmp_path_factory.mktemp("node_logs")
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "RCUTILS_COLORIZED_OUTPUT": "0"}
@@ -239,6 +239,10 @@ def node_runs(tmp_path_factory) -> dict[tuple[str, str], NodeRun]:
 
             feeders.append((run, feed))
 
+        # the managed nodes start unconfigured: configure, then activate, as launch does
+        managed = [(f"{run.namespace}/{run.node}", run.process) for run in runs.values() if is_managed(run.node)]
+        for transition in ("configure", "activate"):
+            change_states(prober, ros.executor, processes, managed, transition, STARTUP_TIMEOUT_S)
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while time.monotonic() < deadline:
             if all(run.answers or run.process.popen.poll() is not None for run in runs.values()):
