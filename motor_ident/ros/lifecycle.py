@@ -24,15 +24,19 @@ and leaves the node unconfigured, from where a lifecycle manager may configure i
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from rclpy.duration import Duration
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 
 from motor_ident.errors import ConfigError, MotorIdentError
 from motor_ident.ros.parameters import declare_settings
 
 T = TypeVar("T")
+ACK_WAIT_S = 0.5
+"""[s] a stopping process waits at most for its safe output to be acknowledged (reliable subscribers)."""
 
 SUCCESS, FAILURE, ERROR = (
     TransitionCallbackReturn.SUCCESS,
@@ -149,9 +153,17 @@ class ManagedNode(LifecycleNode):
             self.trigger_cleanup()
 
     def stop_commanding(self) -> None:
-        """At the end of the process: the safe output once if the node is active (`run_node`)."""
-        if self.commanding:
-            self.trigger_deactivate()
+        """At the end of the process: the safe output once if the node is active (`run_node`), and
+        up to `ACK_WAIT_S` for reliable subscribers to acknowledge it before the node is destroyed."""
+        if not self.commanding:
+            return
+        self.trigger_deactivate()
+        deadline = time.monotonic() + ACK_WAIT_S
+        for publisher in list(self.publishers):
+            left = deadline - time.monotonic()
+            if left <= 0.0:
+                break
+            publisher.wait_for_all_acked(Duration(nanoseconds=int(left * 1e9)))
 
     # -- helpers -------------------------------------------------------------------------------
     def _stop(self, *, always: bool = False) -> None:

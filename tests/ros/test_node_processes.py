@@ -527,3 +527,57 @@ def test_stopped_simulator_gives_safe_output_and_says_so(tmp_path, ros) -> None:
     after = [data for t, data in commands if t > stopped + 0.5]
     assert all(value == 0.0 for data in after for value in data), after[:3]
     assert "SIGKILL" not in log, log[-3000:]
+
+
+def test_sigint_to_an_active_feedforward_sends_its_safe_output(tmp_path, ros) -> None:
+    """The feedforward process, configured and activated over its lifecycle services and commanding,
+    gets SIGINT: its last command, received after the signal, is its safe output (``safe_mode:
+    zero``), and it exits 0."""
+    from builtin_interfaces.msg import Duration
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
+    from motor_ident.ros.conversions import make_joint_state
+    from motor_ident.ros.processes import NodeProcess, change_states, stop_processes
+    from motor_ident.ros.runner import node_command
+
+    joints = JOINTS["valkyrie_arm"]
+    arguments = ["--params-file", str(REPO / "config" / "scenarios" / "valkyrie_arm.yaml")]
+    arguments += ["-p", "safe_mode:=zero", "-p", "use_sim_time:=false", "-r", "__ns:=/safe_stop"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    process = NodeProcess("feedforward", node_command("feedforward", arguments), tmp_path / "feedforward.log", env)
+    probe = ros.probe("safe_stop_probe", namespace="/safe_stop")
+    commands: list[list[float]] = []
+    probe.create_subscription(
+        Float64MultiArray, "effort_controller/commands", lambda m: commands.append(list(m.data)), COMMAND_QOS
+    )
+    states = probe.create_publisher(JointState, "joint_states", STATE_QOS)
+    reference = probe.create_publisher(JointTrajectory, "feedforward/reference", 10)
+    hold = JointTrajectory(joint_names=list(joints))
+    hold.points = [JointTrajectoryPoint(positions=[0.1] * 4, time_from_start=Duration(sec=s)) for s in (0, 1000)]
+    count = [0]
+
+    def feed() -> None:
+        count[0] += 1
+        now = probe.get_clock().now().nanoseconds * 1e-9
+        hold.header.stamp = probe.get_clock().now().to_msg() if count[0] == 1 else hold.header.stamp
+        reference.publish(hold)
+        states.publish(make_joint_state(joints, now, np.zeros(4), np.zeros(4), np.zeros(4)))
+
+    try:
+        for transition in ("configure", "activate"):
+            change_states(
+                probe, ros.executor, [process], [("/safe_stop/feedforward", process)], transition, STARTUP_TIMEOUT_S
+            )
+        assert ros.spin_until(lambda: any(any(c) for c in commands), 60.0, each=feed), process.tail()
+        process.popen.send_signal(signal.SIGINT)
+        process.stopped_with = "SIGINT"
+        sent = len(commands)
+        assert ros.spin_until(lambda: process.popen.poll() is not None and len(commands) > sent, 20.0), process.tail()
+        ros.spin_until(lambda: False, 0.3)  # what is still on its way
+    finally:
+        stop_processes([process])
+    assert process.popen.returncode == 0, process.tail()
+    assert commands[-1] == [0.0] * 4, commands[-3:]
