@@ -365,8 +365,15 @@ STOP_BOUND_S = 8.0
 SLOW_CASES = [(where, sig) for where in ("import", "constructor", "destroy") for sig in ("SIGINT", "SIGTERM")]
 
 
-def _fastdds_files() -> set[str]:
-    return {p.name for p in Path("/dev/shm").glob("fastdds_*")} if Path("/dev/shm").is_dir() else set()
+def _own_fastdds_segments(pid: int) -> set[str]:
+    """The Fast DDS shared-memory segments process ``pid`` maps (its participant's own, not the port
+    files every participant shares): /dev/shm is shared with every other process of the machine."""
+    try:
+        maps = Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return set()
+    paths = {line.split()[-1] for line in maps.splitlines() if "/dev/shm/fastdds_" in line}
+    return {path for path in paths if not Path(path).name.startswith("fastdds_port")}
 
 
 def _wait_for(condition, timeout: float) -> bool:
@@ -382,12 +389,11 @@ def _wait_for(condition, timeout: float) -> bool:
 def test_blocked_node_stops_within_bound(tmp_path, where: str, sig: str) -> None:
     """A node blocked for 20 s while importing, in its constructor or in ``destroy_node`` ends
     within STOP_BOUND_S of SIGINT or SIGTERM with exit code 0, no KeyboardInterrupt traceback and
-    no Fast DDS file left in /dev/shm; a teardown blocked past the watchdog's delay gets its stacks
+    none of its Fast DDS segments left in /dev/shm; a teardown blocked past the watchdog's delay gets its stacks
     dumped (naming the blocked ``destroy_node``) and the abandoned step logged."""
     import subprocess
     import sys
 
-    before = _fastdds_files()
     log = tmp_path / "slow.log"
     with open(log, "wb") as out:
         process = subprocess.Popen(
@@ -401,6 +407,7 @@ def test_blocked_node_stops_within_bound(tmp_path, where: str, sig: str) -> None
         marker = "running" if where == "destroy" else f"blocking in {where}"
         assert _wait_for(lambda: marker in log.read_text() or process.poll() is not None, STARTUP_TIMEOUT_S)
         assert process.poll() is None, log.read_text()
+        segments = _own_fastdds_segments(process.pid)
         start = time.monotonic()
         process.send_signal(getattr(signal, sig))
         code = process.wait(timeout=BLOCK_S)
@@ -418,7 +425,9 @@ def test_blocked_node_stops_within_bound(tmp_path, where: str, sig: str) -> None
         assert "abandoned on a signal: ['destroy_node (SIGTERM)']" in text, text
     else:
         assert f"stopping ({sig} while starting)" in text or f"stopped by {sig} while starting" in text, text
-    assert _wait_for(lambda: not (_fastdds_files() - before), 2.0), sorted(_fastdds_files() - before)
+    if where != "import":  # the participant existed: its segments must be gone
+        assert segments, "no Fast DDS segment seen in /proc/PID/maps: the /dev/shm check would prove nothing"
+        assert _wait_for(lambda: not any(Path(p).exists() for p in segments), 2.0), sorted(segments)
 
 
 def test_watchdog_ends_a_node_that_swallows_signals(tmp_path) -> None:
@@ -438,14 +447,19 @@ def test_watchdog_ends_a_node_that_swallows_signals(tmp_path) -> None:
             stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
+    segments: set[str] = set()
     try:
         assert _wait_for(lambda: "running" in log.read_text() or process.poll() is not None, STARTUP_TIMEOUT_S)
+        segments = _own_fastdds_segments(process.pid)
         process.send_signal(signal.SIGINT)
         code = process.wait(timeout=BLOCK_S)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
+        for path in segments:  # an immediate exit leaves them, as a SIGKILL does: what `fastdds shm clean` removes
+            for leftover in (Path(path), Path(f"{path}_el")):
+                leftover.unlink(missing_ok=True)
     text = log.read_text()
     assert code == EXIT_BLOCKED, text
     assert "after the stop request: exiting now" in text, text
