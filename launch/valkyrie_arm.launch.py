@@ -8,8 +8,9 @@
 
 The nodes of ``identification.launch.py`` (sim_robot, identifier, feedforward, excitation) with
 ``config/scenarios/valkyrie_arm.yaml`` unless ``params_file`` names another file; ``use_sim``,
-``excite``, ``monitor`` and ``autostart`` pass through. With ``use_sim:=false`` the identifier and feedforward nodes use your
-robot's ``joint_states`` and publish joint torques on ``effort_controller/commands``.
+``excite``, ``monitor`` and ``autostart`` pass through. With ``use_sim:=false`` the identifier and
+feedforward nodes use your robot's ``joint_states`` and publish joint torques on
+``effort_controller/commands``.
 """
 
 from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
