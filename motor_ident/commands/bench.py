@@ -112,6 +112,13 @@ def bench_regressor(samples: int = 3000) -> list[dict[str, Any]]:
     return rows
 
 
+def bench_floating(samples: int) -> list[dict[str, Any]]:
+    """`motor_ident.commands.bench_floating.bench_floating_base` (a module of its own: it imports this one)."""
+    from motor_ident.commands.bench_floating import bench_floating_base
+
+    return bench_floating_base(samples)
+
+
 def bench_refit(windows: tuple[int, ...] = (500, 2000, 10000), updates: int = 300) -> list[dict[str, Any]]:
     """Refit rate on a 7-DoF arm with Stribeck friction: full re-solve vs incremental window."""
     from motor_ident.core.estimation.identification import structural_base_parameters
@@ -312,6 +319,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     results: dict[str, Any] = {}
     with console.status("regressor cost ..."):
         results["regressor"] = bench_regressor()
+    with console.status("floating-base regressor cost ..."):
+        results["floating_base"] = bench_floating(200 if quick else 1000)
     with console.status("refit rate ..."):
         results["refit"] = bench_refit(updates=100 if quick else 300)
     with console.status("physical consistency check ..."):
@@ -348,6 +357,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
         table.add_row(
             f"regressor {row['robot']}",
             f"{row['full_us']:.1f} us/sample = {row['over_pinocchio']:.2f} x pinocchio, {row['over_rnea']:.2f} x RNEA",
+            "<= 1.5 x pinocchio",
+        )
+    for row in results["floating_base"]:
+        table.add_row(
+            f"floating-base regressor, {row['dof']} DoF",
+            f"{row['rows_us']:.0f} us/sample = {row['over_pinocchio']:.2f} x pinocchio free-flyer "
+            f"({row['rows_and_wrenches_us']:.0f} with the feet's wrenches); base-row WLS refit "
+            f"{row['refit_hz']:.0f} Hz ({row['n_base']} base parameters)",
             "<= 1.5 x pinocchio",
         )
     for row in results["refit"]:

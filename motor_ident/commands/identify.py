@@ -123,6 +123,10 @@ def cmd_identify(args: argparse.Namespace) -> int:
     from motor_ident.io.params import ParameterSet, save_parameters
     from motor_ident.io.preprocess import prepare_record
 
+    if args.floating_base:
+        from motor_ident.commands.floating_base import cmd_identify_floating
+
+        return cmd_identify_floating(args)
     config = load_robot(args.robot)
     spec = load_spec_arg(args)
     spec_defaults(args, spec)
@@ -205,7 +209,9 @@ def cmd_identify(args: argparse.Namespace) -> int:
     for j, name in enumerate(config.joints):
         held = f"{result.heldout.r2[j]:13.4f}" if result.heldout is not None else f"{'-':>13}"
         print(f"{name:<24}{fit.r2[j]:10.4f}{fit.r2_uncentred[j]:14.4f}{fit.nrmse[j]:10.4f}{held}")
-    print("base parameters (value +- std):")
+    from motor_ident.core.estimation.covariance import ESTIMATOR
+
+    print(f"base parameters (value +- std; std: {ESTIMATOR}):")
     for expr, value, std in zip(base.expressions(), fit.theta, fit.std):
         print(f"  {value:12.5g} +- {std:<10.3g} {expr}")
     if args.out:
@@ -224,6 +230,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
                         "expressions": base.expressions(),
                         "values": floats(fit.theta),
                         "std": floats(fit.std),
+                        "covariance": [floats(row) for row in fit.covariance],
                     },
                     "metrics": {
                         "r2_per_joint": floats(fit.r2),
@@ -305,9 +312,9 @@ def cmd_identify(args: argparse.Namespace) -> int:
             files={"identification_data": args.data},
         )
     if args.urdf_out:
-        from motor_ident.commands.validate import write_urdf
+        from motor_ident.commands.validate import write_nearest_urdf
 
-        payload["urdf"] = write_urdf(args.urdf_out, config, regressor, result.theta)
+        payload["urdf"] = write_nearest_urdf(args.urdf_out, config, regressor, base, fit.theta, fit.covariance)
     write_json(args.json, payload)
     return 0
 
@@ -369,7 +376,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--urdf-out",
         metavar="FILE",
-        help="write the identified inertias and friction into a copy of the URDF, checked by reloading it "
-        "(needs physically consistent parameters: --method log_cholesky or sdp)",
+        help="write a copy of the URDF whose links are the physically consistent set nearest to the URDF's "
+        "(log-det divergence of the pseudo-inertias) that reproduces the identified base parameters; "
+        "prints each link's mass nominal -> exported; checked by reloading it",
+    )
+    p.add_argument(
+        "--floating-base",
+        action="store_true",
+        help="a robot standing on its feet (robot YAML with a floating_base section): DATA is a floating-base NPZ "
+        "(joint encoders, base IMU, a 6-axis wrench per foot; motor_ident/io/floating_record.py); identifies from "
+        "the contact wrenches (docs/floating-base.md)",
+    )
+    p.add_argument(
+        "--rows",
+        choices=["base", "all"],
+        default="base",
+        help="--floating-base: the 6 base rows (contact wrenches only; default) or all rows (joint torques too)",
+    )
+    p.add_argument(
+        "--imu-topic", default="/imu/data", help="--floating-base bags: the base IMU's sensor_msgs/Imu topic"
+    )
+    p.add_argument(
+        "--foot-wrench-topic",
+        action="append",
+        default=[],
+        metavar="CONTACT=TOPIC",
+        help="--floating-base bags: a contact's geometry_msgs/WrenchStamped topic (default /<contact>/wrench)",
     )
     p.set_defaults(func=cmd_identify)

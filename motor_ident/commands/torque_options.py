@@ -111,6 +111,7 @@ def apply_torque_source(
         EstimationError: currents with unknown gains and no payload run (the scale is not identifiable).
     """
     from motor_ident.commands.common import floats
+    from motor_ident.commands.data_options import print_wrapped
     from motor_ident.core.actuators.torque_sources import UNITS, configured_side_gains
     from motor_ident.core.estimation.drive_gains import SCALE_NOT_IDENTIFIABLE
     from motor_ident.errors import ConfigError, EstimationError
@@ -147,6 +148,8 @@ def apply_torque_source(
                 "drive_gains_std": floats(std),
                 "drive_gain_side": side,
                 "drive_gain_motors": list(motors),
+                "drive_gains_determined": [d.determined for d in out.fit.determination],
+                "drive_gain_notes": [d.reason for d in out.fit.determination],
                 "payload_mass": float(payload_mass),  # type: ignore[arg-type]
                 "payload_data": str(payload_data),
             }
@@ -159,9 +162,15 @@ def apply_torque_source(
                 "std": dict(zip(motors, floats(std))),
             }
         }
-        print(f"drive gains [N m/A, {side} side] from the payload run ({payload_mass:g} kg):")
-        for name, g, s in zip(motors, gains, std):
-            print(f"  {name:<24}{g:12.6g} +- {s:.3g}")
+        print(
+            f"drive gains [N m/A, {side} side] from the payload run ({payload_mass:g} kg), "
+            "std from the sandwich covariance (residual correlation included):"
+        )
+        for name, g, s, how in zip(motors, gains, std, out.fit.determination):
+            print(f"  {name:<24}{g:12.6g} +- {s:.3g}" + ("" if how.determined else "   POORLY DETERMINED"))
+        for name, how in zip(motors, out.fit.determination):
+            if not how.determined:
+                print_wrapped("warning", f"drive gain of {name}: {how.reason}")
     out.record = with_joint_torque(record, converter)
     return out
 

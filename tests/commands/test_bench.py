@@ -56,6 +56,7 @@ def test_bench_json_has_the_floor_and_the_ratios(tmp_path: Path, monkeypatch: py
         bench, "bench_feedforward", lambda seconds, **kw: _latency(3.0, 60, 50.0) | {"executor": "single_threaded"}
     )
     monkeypatch.setattr(bench, "bench_regressor", lambda: [])
+    monkeypatch.setattr(bench, "bench_floating", lambda samples: [])
     monkeypatch.setattr(
         bench, "bench_refit", lambda updates: [{"window": 2000, "incremental_hz": 1.0, "full_resolve_hz": 1.0}]
     )
