@@ -20,6 +20,7 @@ nothing else — what DDS and rclpy cost without any of motor_ident's work.
 from __future__ import annotations
 
 import multiprocessing
+import struct
 import time
 from multiprocessing.connection import Connection
 from typing import Any, Literal
@@ -120,56 +121,48 @@ class _BenchRobot(Node):
         }
 
 
+def _frame_id_number(data: bytes) -> int:
+    """The sequence number a bench state carries as its frame id, read from its CDR bytes (the
+    frame id follows the 4-byte header and the 8-byte stamp)."""
+    (length,) = struct.unpack_from("<I", data, 12)
+    text = data[16 : 16 + length - 1]
+    return int(text) if text.isdigit() else 0
+
+
 def _timed_feedforward(**kwargs: Any) -> Any:
     """The real `FeedforwardNode`, copying each state's sequence number into the command it answers with."""
     from motor_ident.ros.feedforward_node import FeedforwardNode
-    from motor_ident.ros.lifecycle import start
 
     class TimedFeedforward(FeedforwardNode):
-        def build(self) -> None:
-            super().build()
-            self.seq = 0
-            publish = self.cmd_pub.publish
+        def _on_state(self, data: bytes) -> None:
+            self.command_out.set_data_offset(_frame_id_number(data))
+            super()._on_state(data)
 
-            def tagged(msg: Float64MultiArray) -> None:
-                msg.layout.data_offset = self.seq
-                publish(msg)
-
-            self.cmd_pub.publish = tagged  # type: ignore[method-assign]
-
-        def _on_state(self, msg: JointState) -> None:
-            self.seq = int(msg.header.frame_id or 0)
-            super()._on_state(msg)
-
-    return start(TimedFeedforward(**kwargs))  # configured and active, as launch starts it
+    return TimedFeedforward(**kwargs)
 
 
 def _timed_pwm_feedforward(**kwargs: Any) -> Any:
-    """The real `PwmFeedforwardNode`, copying each desired torque's sequence number into its duty."""
+    """The real `PwmFeedforwardNode`, copying each desired torque's sequence number (its
+    ``layout.data_offset``, after the empty ``dim`` sequence) into the duty cycles it answers with."""
     from motor_ident.ros.pwm_feedforward_node import PwmFeedforwardNode
 
     class TimedPwmFeedforward(PwmFeedforwardNode):
-        def __init__(self, **node_kwargs: Any) -> None:
-            super().__init__(**node_kwargs)
-            self.seq = 0
+        def build(self) -> None:
+            super().build()
             self.joints = self.transmission.joints
-            publish = self.pwm_pub.publish
 
-            def tagged(msg: Float64MultiArray) -> None:
-                msg.layout.data_offset = self.seq
-                publish(msg)
-
-            self.pwm_pub.publish = tagged  # type: ignore[method-assign]
-
-        def _on_desired(self, msg: Float64MultiArray) -> None:
-            self.seq = msg.layout.data_offset
-            super()._on_desired(msg)
+        def _on_desired(self, data: bytes) -> None:
+            self.duty_out.set_data_offset(struct.unpack_from("<I", data, 8)[0])
+            super()._on_desired(data)
 
     return TimedPwmFeedforward(**kwargs)
 
 
 def _measured_node(node: MeasuredNode, robot: str, seconds: float, context: Any) -> Any:
-    """The node to measure, ready to answer states; ``joints``: the names the robot must publish."""
+    """The node to measure, ready to answer states (a managed node configured and active, as launch
+    starts it); ``joints``: the names the robot must publish."""
+    from motor_ident.ros.lifecycle import start
+
     overrides = [Parameter("robot", value=robot)]
     if node == "echo":
         return _EchoNode(load_robot(robot).joints, context=context)
@@ -180,8 +173,8 @@ def _measured_node(node: MeasuredNode, robot: str, seconds: float, context: Any)
         decoupler.joints = decoupler.transmission.joints
         return decoupler
     if node == "pwm_feedforward":
-        return _timed_pwm_feedforward(context=context, parameter_overrides=overrides)
-    ff = _timed_feedforward(context=context, parameter_overrides=overrides)
+        return start(_timed_pwm_feedforward(context=context, parameter_overrides=overrides))
+    ff = start(_timed_feedforward(context=context, parameter_overrides=overrides))  # configured, active
     n = len(ff.joints)
     now = ff.get_clock().now().nanoseconds * 1e-9
     t = np.array([now - 1.0, now + seconds + 30.0])

@@ -159,6 +159,10 @@ class Float64ArrayWriter:
         _U32.pack_into(self.buffer, HEADER + 8, n)
         self.data: NDArray[np.float64] = np.frombuffer(self.buffer, dtype="<f8", count=n, offset=offset)
 
+    def set_data_offset(self, value: int) -> None:
+        """The layout's ``data_offset`` field (uint32; 0 unless set)."""
+        _U32.pack_into(self.buffer, HEADER + 4, value)
+
     def serialized(self) -> bytes:
         """The message as bytes for ``Publisher.publish`` (a copy: rclpy takes ``bytes``)."""
         return bytes(self.buffer)

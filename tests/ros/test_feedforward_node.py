@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from rclpy.serialization import serialize_message
 import pytest
 
 from motor_ident.core.control.computed_torque import ComputedTorque
@@ -26,7 +27,7 @@ def _gravity(ff, q, theta):
 def _state(ff, t, q, qd):
     from motor_ident.ros.conversions import make_joint_state
 
-    ff._on_state(make_joint_state(ff.joints, t, q, qd, np.zeros(len(ff.joints))))
+    ff._on_state(serialize_message(make_joint_state(ff.joints, t, q, qd, np.zeros(len(ff.joints)))))
 
 
 def test_no_reference_gives_gravity_only(node) -> None:
