@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from rclpy.serialization import serialize_message
 import pytest
 from numpy.testing import assert_allclose
+from rclpy.serialization import serialize_message
 
 pytestmark = pytest.mark.ros
 

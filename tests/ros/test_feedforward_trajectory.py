@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from rclpy.serialization import serialize_message
 import pytest
+from rclpy.serialization import serialize_message
 
 pytestmark = pytest.mark.ros
 
