@@ -52,6 +52,7 @@ def test_drive_loss_switch() -> None:
     assert np.all(off.transmission_loss(np.full(6, 50.0), np.full(6, 1.0)) == 0.0)
 
 
+@pytest.mark.slow
 def test_reproduction_rows_on_short_experiments(monkeypatch: pytest.MonkeyPatch) -> None:
     """The reproduction on short settings: Table 4 rows with the drive loss off decide, the mu-on ones are
     reported and labelled as matched to the GMR, GLS and Table 2 rows are there, JSON-ready extras."""
