@@ -68,29 +68,28 @@ class Table2Settings:
     block_weights: tuple[float, float, float] = (1.0, 1.0, 1.0)
 
 
-def table1_limits(q_center: ArrayLike) -> ExcitationLimits:
-    """Liu et al. 2023, Table 1 limits about ``q_center`` (n,) [rad]."""
+def table1_limits(q_center: ArrayLike, *, velocity_cap: float = np.inf) -> ExcitationLimits:
+    """Liu et al. 2023, Table 1 limits about ``q_center`` (n,) [rad], speeds at most ``velocity_cap`` [rad/s]."""
     centre = np.asarray(q_center, dtype=float)
     span = np.radians(TABLE1_POSITION_DEG)
     return ExcitationLimits(
         position_lower=centre - span,
         position_upper=centre + span,
-        velocity=np.radians(TABLE1_VELOCITY_DEG),
+        velocity=np.minimum(np.radians(TABLE1_VELOCITY_DEG), velocity_cap),
         acceleration=np.full(centre.size, np.radians(TABLE1_ACCELERATION_DEG)),
     )
 
 
 def design_table2(
-    regressor: Regressor, q_center: ArrayLike, settings: Table2Settings, seed: int = 0
+    regressor: Regressor, limits: ExcitationLimits, settings: Table2Settings, seed: int = 0
 ) -> dict[str, dict[str, Any]]:
-    """The three designs of `DESIGNS` under Table 1's limits: trajectory, every criterion, CPU time.
+    """The three designs of `DESIGNS` under ``limits`` (`table1_limits`): trajectory, every criterion, CPU time.
 
     Returns ``{name: {"trajectory", "criteria" (`ExcitationProblem.all_criteria`), "cpu_s", "evaluations"}}``
     and, under ``"heldout"``, a random rest-to-rest trajectory (a `FourierTrajectory`) filling the same
     limits (seed + 1000).
     """
     base = structural_base_parameters(regressor)
-    limits = table1_limits(q_center)
     out: dict[str, Any] = {}
     for name, (criterion, rigid_only) in DESIGNS.items():
         cpu = time.process_time()

@@ -42,6 +42,8 @@ def test_table1_limits_in_radians() -> None:
     )
     np.testing.assert_allclose(limits.velocity[:2], np.radians([100.0, 60.0]))
     np.testing.assert_allclose(limits.acceleration, np.radians(120.0))
+    capped = table1_limits(LiuSettings().q_center, velocity_cap=1.1)
+    np.testing.assert_allclose(capped.velocity, np.minimum(np.radians([100, 60, 60, 80, 80, 80]), 1.1))
 
 
 def test_drive_loss_switch() -> None:
@@ -61,7 +63,7 @@ def test_reproduction_rows_on_short_experiments(monkeypatch: pytest.MonkeyPatch)
     from motor_ident.papers.reproduction import ReproduceOptions
 
     short = LiuSettings(
-        speeds=(0.04, 0.1, 0.35, 1.1, 1.8),
+        speeds=(0.04, 0.1, 0.35, 1.1),
         train_s=6.0,
         heldout_s=3.0,
         residual=ResidualConfig(n_components=3, max_samples=300),
