@@ -99,7 +99,9 @@ def _subparsers() -> dict[str, object]:
     return dict(action.choices)  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("block", [b for b in BLOCKS if b.kind in {"synopsis", "robot", "long", "runs"}], ids=lambda b: b.where)
+@pytest.mark.parametrize(
+    "block", [b for b in BLOCKS if b.kind in {"synopsis", "robot", "long", "runs"}], ids=lambda b: b.where
+)
 def test_motor_ident_commands_and_options_exist(block: Block) -> None:
     """Every ``motor-ident COMMAND --option`` a block names is in that command's parser."""
     parsers = _subparsers()
