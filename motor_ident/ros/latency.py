@@ -147,10 +147,6 @@ def _timed_pwm_feedforward(**kwargs: Any) -> Any:
     from motor_ident.ros.pwm_feedforward_node import PwmFeedforwardNode
 
     class TimedPwmFeedforward(PwmFeedforwardNode):
-        def build(self) -> None:
-            super().build()
-            self.joints = self.transmission.joints
-
         def _on_desired(self, data: bytes) -> None:
             self.duty_out.set_data_offset(struct.unpack_from("<I", data, 8)[0])
             super()._on_desired(data)
@@ -158,29 +154,30 @@ def _timed_pwm_feedforward(**kwargs: Any) -> Any:
     return TimedPwmFeedforward(**kwargs)
 
 
-def _measured_node(node: MeasuredNode, robot: str, seconds: float, context: Any) -> Any:
+def _measured_node(node: MeasuredNode, robot: str, seconds: float, context: Any) -> tuple[Any, tuple[str, ...]]:
     """The node to measure, ready to answer states (a managed node configured and active, as launch
-    starts it); ``joints``: the names the robot must publish."""
+    starts it), and the joint names the stand-in robot must publish."""
     from motor_ident.ros.lifecycle import start
 
     overrides = [Parameter("robot", value=robot)]
     if node == "echo":
-        return _EchoNode(load_robot(robot).joints, context=context)
+        echo = _EchoNode(load_robot(robot).joints, context=context)
+        return echo, echo.joints
     if node == "decoupler":
         from motor_ident.ros.decoupler_node import DecouplerNode
 
         decoupler = DecouplerNode(context=context, parameter_overrides=overrides)
-        decoupler.joints = decoupler.transmission.joints
-        return decoupler
+        return decoupler, decoupler.transmission.joints
     if node == "pwm_feedforward":
-        return start(_timed_pwm_feedforward(context=context, parameter_overrides=overrides))
+        pwm = start(_timed_pwm_feedforward(context=context, parameter_overrides=overrides))
+        return pwm, pwm.transmission.joints
     ff = start(_timed_feedforward(context=context, parameter_overrides=overrides))  # configured, active
     n = len(ff.joints)
     now = ff.get_clock().now().nanoseconds * 1e-9
     t = np.array([now - 1.0, now + seconds + 30.0])
     q = np.full(n, 0.1)
     ff.reference.set(t, np.stack([q, q]), np.zeros((2, n)), np.zeros((2, n)))
-    return ff
+    return ff, ff.joints
 
 
 class _EchoNode(Node):
@@ -311,13 +308,13 @@ def measure_feedforward_latency(
     spinner = None
     child = None
     try:
-        ff = _measured_node(node, robot, seconds, context)
+        ff, joints = _measured_node(node, robot, seconds, context)
         nodes.append(ff)
-        q = np.full(len(ff.joints), 0.1)
+        q = np.full(len(joints), 0.1)
         spinner = make_executor(executor, context)
         spinner.add_node(ff)
         if same_process:
-            bench = _BenchRobot(ff.joints, q, node, context=context)
+            bench = _BenchRobot(joints, q, node, context=context)
             nodes.append(bench)
             spinner.add_node(bench)
             _warm_up(spinner, bench)
@@ -328,7 +325,7 @@ def measure_feedforward_latency(
         else:
             mp = multiprocessing.get_context("spawn")
             parent_conn, child_conn = mp.Pipe()
-            process = mp.Process(target=_robot_process, args=(ff.joints, q, node, seconds, child_conn), daemon=True)
+            process = mp.Process(target=_robot_process, args=(joints, q, node, seconds, child_conn), daemon=True)
             process.start()
             child = process  # joined on the way out only once started
             deadline = time.perf_counter() + WARMUP_S + DISCOVERY_TIMEOUT_S + seconds + 60.0
