@@ -1,10 +1,14 @@
 """Where the feedforward node's microseconds go: pyinstrument profiles of its 1 kHz path.
 
-    ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST .venv/bin/python benchmarks/profile_feedforward.py [--dds SECONDS]
+    ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST .venv/bin/python benchmarks/profile_feedforward.py \
+        [--robot R] [--dds SECONDS]
 
-1. The state callback alone: the real `FeedforwardNode` answers 20,000 prebuilt joint_states
-   (valkyrie_arm, on the reference) without DDS in between; prints the time per state and the
-   profile of the callback (conversion, stamp check, law, saturation, message, publish).
+1. The state callback alone: the real `FeedforwardNode` (configured and active) answers 20,000
+   prebuilt serialized joint_states (valkyrie_arm, on the reference, as its raw subscription
+   receives them) without DDS in between; prints the CPU time per state beside the bare echo's
+   (rclpy's deserialization of the same bytes plus one publish of a preallocated message: what
+   ``motor-ident bench`` measures as the floor) and the profile of the callback (reading the
+   bytes, stamp check, law, saturation, writing the bytes, publish).
 2. With ``--dds SECONDS``: the whole process of ``motor-ident bench``'s same-process layout (the
    stand-in robot's 1 kHz timer and the node in one executor, over DDS), for the share of the
    executor, the robot's tick and the node's callback.
@@ -35,19 +39,26 @@ class RegressorLaw:
         return rows @ self.blend.step(rows, dt)
 
 
-def profile_callback(states: int = 20000) -> None:
-    """Profile `FeedforwardNode._on_state` on ``states`` prebuilt messages."""
+def profile_callback(states: int = 20000, robot: str = "valkyrie_arm") -> None:
+    """Profile `FeedforwardNode._on_state` on ``states`` prebuilt messages for ``robot``."""
     import rclpy
     from pyinstrument import Profiler
+    from rclpy.serialization import deserialize_message, serialize_message
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
 
     from motor_ident.core.threads import limit_blas_threads
+    from motor_ident.ros.common import COMMAND_QOS
     from motor_ident.ros.conversions import make_joint_state
     from motor_ident.ros.feedforward_node import FeedforwardNode
+    from motor_ident.ros.lifecycle import start
 
     limit_blas_threads()
     context = rclpy.Context()
     rclpy.init(context=context)
-    node = FeedforwardNode(context=context)
+    from rclpy.parameter import Parameter
+
+    node = start(FeedforwardNode(context=context, parameter_overrides=[Parameter("robot", value=robot)]))
     try:
         n = len(node.joints)
         rng = np.random.default_rng(0)
@@ -58,24 +69,36 @@ def profile_callback(states: int = 20000) -> None:
         qdd = np.gradient(qd, 0.001, axis=0)
         node.reference.set(times, q, qd, qdd)
         messages = [
-            make_joint_state(node.joints, times[k], q[k] + 1e-3 * rng.standard_normal(n), qd[k], np.zeros(n))
+            serialize_message(
+                make_joint_state(node.joints, times[k], q[k] + 1e-3 * rng.standard_normal(n), qd[k], np.zeros(n))
+            )
             for k in range(2 * states)
         ]
         for msg in messages[:1000]:  # warm up caches and the first-call paths
             node._on_state(msg)
         rnea_law, regressor_law = node.law, RegressorLaw(node)
-        half = (states - 1000) // 2
-        cpu = {"rnea": 0.0, "regressor": 0.0}
-        for k in range(1000, states, 500):  # alternate in blocks: both paths see the same load
-            law = "rnea" if (k // 500) % 2 == 0 else "regressor"
-            node.law = rnea_law if law == "rnea" else regressor_law
-            start = time.process_time()  # CPU time: the machine may be shared, wall time counts the others
-            for msg in messages[k : k + 500]:
-                node._on_state(msg)
-            cpu[law] += time.process_time() - start
+        echo_pub = node.create_publisher(Float64MultiArray, "bench_echo/commands", COMMAND_QOS)
+        echo_msg = Float64MultiArray(data=[0.0] * n)
+
+        def echo(data: bytes) -> None:  # the floor: rclpy builds the message, one publish
+            echo_msg.layout.data_offset = len(deserialize_message(data, JointState).name)
+            echo_pub.publish(echo_msg)
+
+        cpu = {"rnea": 0.0, "regressor": 0.0, "echo": 0.0}
+        count = dict.fromkeys(cpu, 0)
+        for k in range(1000, states, 500):  # alternate in blocks: every path sees the same load
+            path = list(cpu)[(k // 500) % 3]
+            node.law = regressor_law if path == "regressor" else rnea_law
+            answer = echo if path == "echo" else node._on_state
+            start_cpu = time.process_time()  # CPU time: the machine may be shared, wall time counts the others
+            for data in messages[k : k + 500]:
+                answer(data)
+            cpu[path] += time.process_time() - start_cpu
+            count[path] += len(messages[k : k + 500])
         node.law = rnea_law
-        for law, seconds in cpu.items():
-            print(f"state callback, {law} law: {1e6 * seconds / half:.1f} us of CPU per state (not profiled)")
+        for path, seconds in cpu.items():
+            what = "bare echo (deserialize + publish)" if path == "echo" else f"state callback, {path} law"
+            print(f"{what}: {1e6 * seconds / count[path]:.1f} us of CPU per state (not profiled)")
         profiler = Profiler(interval=0.0001)
         with profiler:
             for msg in messages[states:]:
@@ -104,8 +127,9 @@ def main() -> None:
     """Command line: see the module docstring."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dds", type=float, default=0.0, help="also profile a DDS run of this many seconds")
+    parser.add_argument("--robot", default="valkyrie_arm", help="robot config (e.g. panda_arm, 7 DoF)")
     args = parser.parse_args()
-    profile_callback()
+    profile_callback(robot=args.robot)
     if args.dds > 0.0:
         profile_dds(args.dds)
 

@@ -1,14 +1,16 @@
 """The 1 kHz path of ``motor-ident bench``: each node on it beside the echo floor, quiet and under
 contention, in both process layouts.
 
-The nodes on the path (`NODES`): the feedforward (valkyrie_arm, 4 DoF), pwm_feedforward and the
-decoupler (icub_torso: three joints coupled through a differential). For each node, case (quiet;
+The nodes on the path (`NODES`): the feedforward on valkyrie_arm (4 DoF) and on panda_arm (7 DoF,
+``feedforward_7dof``), pwm_feedforward and the decoupler (icub_torso: three joints coupled through
+a differential). For each node, case (quiet;
 ``background`` busy processes beside the run) and layout (stand-in robot in the node's process; in
 its own, as a hardware interface on a robot), the bare echo (same robot, same joints) and the node
 run ``runs`` times, alternating, so that a change of the machine's load hits both.
 Each figure is the median over the runs with its range. Targets, checked in the output: the
 feedforward's p99 at most `P99_OVER_ECHO` x the echo's, its missed cycles at most
-`MISSED_OVER_ECHO` x the echo's, its CPU per message at most `CPU_OVER_ECHO` x the echo's, and
+`MISSED_OVER_ECHO` x the echo's, its CPU per message at most `CPU_OVER_ECHO` x the echo's (7 DoF:
+`CPU_OVER_ECHO_7DOF`), and
 p99 at most `P99_TARGET_MS` with the robot in its own process on a quiet machine.
 """
 
@@ -21,10 +23,16 @@ import numpy as np
 P99_OVER_ECHO = 1.3
 MISSED_OVER_ECHO = 1.5
 CPU_OVER_ECHO = 2.0
+CPU_OVER_ECHO_7DOF = 3.0
 P99_TARGET_MS = 1.0
 LAYOUTS = {"same": True, "separate": False}
-NODES = {"feedforward": "valkyrie_arm", "pwm_feedforward": "icub_torso", "decoupler": "icub_torso"}
-"""The nodes on the 1 kHz path and the robot each is measured on."""
+NODES = {
+    "feedforward": ("feedforward", "valkyrie_arm"),
+    "feedforward_7dof": ("feedforward", "panda_arm"),
+    "pwm_feedforward": ("pwm_feedforward", "icub_torso"),
+    "decoupler": ("decoupler", "icub_torso"),
+}
+"""The cases of the 1 kHz path: name -> (node, robot it is measured on)."""
 FIGURES = ("latency_p50_ms", "latency_p99_ms", "missed_cycles", "cpu_us_per_message")
 
 
@@ -52,12 +60,13 @@ def measure_cases(
                 out[node][case] = {layout: {"echo": [], "node": []} for layout in LAYOUTS}
                 for layout, same_process in LAYOUTS.items():
                     for run in range(runs):
-                        for measured, key in (("echo", "echo"), (node, "node")):
+                        which, robot = NODES[node]
+                        for measured, key in (("echo", "echo"), (which, "node")):
                             if progress is not None:
                                 progress(f"{measured}, {case}, robot in {layout} process, run {run + 1} of {runs}")
                             figures = measure_feedforward_latency(
                                 seconds,
-                                NODES[node],
+                                robot,
                                 same_process=same_process,
                                 node=measured,  # type: ignore[arg-type]
                             )
@@ -80,15 +89,17 @@ def _ratio(a: float, b: float) -> float:
     return float(a / b) if np.isfinite(a) and np.isfinite(b) and b > 0 else float("nan")
 
 
-def compare(ff: dict[str, Any], echo: dict[str, Any], *, quiet_separate: bool) -> dict[str, Any]:
-    """The feedforward's medians over the echo's, and which targets hold."""
+def compare(
+    ff: dict[str, Any], echo: dict[str, Any], *, quiet_separate: bool, cpu_target: float = CPU_OVER_ECHO
+) -> dict[str, Any]:
+    """The node's medians over the echo's, and which targets hold."""
     p99 = _ratio(ff["latency_p99_ms"], echo["latency_p99_ms"])
     missed = _ratio(ff["missed_cycles"] + 1.0, echo["missed_cycles"] + 1.0)  # +1: zero misses compare as equal
     cpu = _ratio(ff["cpu_us_per_message"], echo["cpu_us_per_message"])
     checks = {
         f"p99 <= {P99_OVER_ECHO} x echo": p99 <= P99_OVER_ECHO,
         f"missed <= {MISSED_OVER_ECHO} x echo": missed <= MISSED_OVER_ECHO,
-        f"CPU/message <= {CPU_OVER_ECHO} x echo": cpu <= CPU_OVER_ECHO,
+        f"CPU/message <= {cpu_target} x echo": cpu <= cpu_target,
     }
     if quiet_separate:
         checks[f"p99 <= {P99_TARGET_MS} ms"] = ff["latency_p99_ms"] <= P99_TARGET_MS
@@ -106,7 +117,12 @@ def summary(measured: dict[str, Any]) -> dict[str, Any]:
                 out[node][f"{case}_{layout}"] = {
                     "echo": echo,
                     "node": own,
-                    **compare(own, echo, quiet_separate=(case, layout) == ("quiet", "separate")),
+                    **compare(
+                        own,
+                        echo,
+                        quiet_separate=(case, layout) == ("quiet", "separate"),
+                        cpu_target=CPU_OVER_ECHO_7DOF if node == "feedforward_7dof" else CPU_OVER_ECHO,
+                    ),
                 }
     return out
 
@@ -125,7 +141,11 @@ def table_rows(summarised: dict[str, Any], *, runs: int, background: int, kind: 
             where = "robot in the same process" if layout == "same" else "robot in its own process"
             load = "quiet" if case == "quiet" else f"{background} busy {kind} process(es) beside it"
             rows.append(
-                (f"{node} ({NODES[node]}) 1 kHz over DDS, {where}, {load}", f"median (range) of {runs} runs", "")
+                (
+                    f"{NODES[node][0]} ({NODES[node][1]}) 1 kHz over DDS, {where}, {load}",
+                    f"median (range) of {runs} runs",
+                    "",
+                )
             )
             for label, key in (("echo", "echo"), (node, "node")):
                 f = row[key]

@@ -100,6 +100,7 @@ class FeedforwardNode(ManagedNode):
             regressor, self._feedforward_config(settings), self.theta_nominal, settings.blend_rate
         )
         self.model_source = "robot config nominal"
+        self.tracking_mode = f"tracking ({self.model_source} model)"  # made once per model, not per state
         self.joints = config.joints
         self.index = JointIndex(config.joints)
         self.reference = ReferenceBuffer(n)
@@ -210,6 +211,7 @@ class FeedforwardNode(ManagedNode):
             self.get_logger().error(f"model parameters ignored: {exc}", throttle_duration_sec=5.0)
             return
         self.model_source = "identifier"
+        self.tracking_mode = f"tracking ({self.model_source} model)"
 
     def _on_reference(self, msg: JointTrajectory) -> None:
         order = self.index.order(msg.joint_names)
@@ -270,7 +272,7 @@ class FeedforwardNode(ManagedNode):
             self.mode = "reference stale or missing: safe output"
             self._send(self._safe(q), dt)
             return
-        self.mode = f"tracking ({self.model_source} model)"
+        self.mode = self.tracking_mode
         q_ref, qd_ref, qdd_ref = ref
         self._send(self.law.command(q, qd, q_ref, qd_ref, qdd_ref, dt), dt)
         if self.commands_published % TRACKING_ERROR_EVERY == 0:  # monitoring after the command
@@ -334,7 +336,7 @@ class FeedforwardNode(ManagedNode):
         if efforts.shape[0] == 0:
             self.mode = "reference stale or missing: no trajectory sent"
             return
-        self.mode = f"tracking ({self.model_source} model)"
+        self.mode = self.tracking_mode
         order = self.controller_order
         msg = self.trajectory_msg
         msg.header.stamp = seconds_to_stamp(now)

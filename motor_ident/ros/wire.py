@@ -15,7 +15,9 @@ a ``uint32`` count and its elements. ``std_msgs/Float64MultiArray``: ``layout`` 
 ``dim`` sequence and ``data_offset``), then ``float64[] data``.
 
 The names are decoded only when their bytes differ from the previous message's (one
-``bytes.startswith`` per message otherwise); the joint order then comes from the same
+``bytes.startswith`` per message otherwise); a message laid out as one read before (same size,
+frame id length, names and field counts: every message of a robot's state stream) is read with
+one ``numpy.take`` of a precomputed index into the buffer. The joint order comes from the same
 `motor_ident.io.joint_order.JointIndex` every other reader uses, and a message is refused for the
 same reasons, with the same words, as `motor_ident.ros.conversions.joint_state_arrays` gives. A
 truncated or malformed buffer is refused with a reason, never an exception.
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -48,6 +51,27 @@ def _align(offset: int, size: int) -> int:
     """``offset`` (from the buffer's start) rounded up to a multiple of ``size`` counted from the
     end of the encapsulation header."""
     return offset + (-(offset - HEADER) % size)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where the fields of a message read before sit: its size, where its names start, each
+    field's count (offset, bytes), and where the wanted values are among the buffer's doubles
+    counted from the end of the header, (field, joint) row-major."""
+
+    size: int
+    names_at: int
+    counts: tuple[tuple[int, bytes], ...]
+    index: NDArray[np.int64]
+
+    def matches(self, data: bytes, names: bytes) -> bool:
+        """``data`` is laid out the same way (checked without copying)."""
+        if len(data) != self.size or not data.startswith(names, self.names_at):
+            return False
+        for at, count in self.counts:
+            if not data.startswith(count, at):
+                return False
+        return True
 
 
 class JointStateReader:
@@ -77,6 +101,8 @@ class JointStateReader:
         self._names: bytes = b"\xff"  # the name sequence's bytes of the last message (never a real one)
         self._names_count = 0
         self._order: NDArray[np.int64] | Reason = Reason("no names yet", MALFORMED)
+        self._flat = self.values.reshape(-1)  # a view: (field, joint) row-major
+        self._layouts: dict[int, _Layout] = {}  # by frame id length, for the current names
 
     def read(self, data: bytes) -> str:
         """Reads one message: "" when ``values`` and ``stamp`` hold it, else the `Reason` it is
@@ -93,7 +119,14 @@ class JointStateReader:
         sec, nanosec = _STAMP.unpack_from(data, HEADER)
         offset = HEADER + 8
         (length,) = _U32.unpack_from(data, offset)
+        layout = self._layouts.get(length)
+        if layout is not None and layout.matches(data, self._names) and self._read_known(data, layout):
+            self.sec, self.nanosec = sec, nanosec
+            self.stamp = sec + nanosec * 1e-9
+            return ""
+        frame_length = length
         offset = _align(offset + 4 + length, 4)
+        names_at = offset
         if data.startswith(self._names, offset):
             offset += len(self._names)
         else:
@@ -103,9 +136,12 @@ class JointStateReader:
             return order
         count = self._names_count
         row = 0
+        counts: list[tuple[int, bytes]] = []
+        index: list[NDArray[np.int64]] = []
         for field_name, wanted in zip(JOINT_STATE_FIELDS, self._wanted):
             offset = _align(offset, 4)
             (size,) = _U32.unpack_from(data, offset)
+            counts.append((offset, _U32.pack(size)))
             offset += 4
             if size:
                 offset = _align(offset, 8)
@@ -121,11 +157,22 @@ class JointStateReader:
                 np.take(np.frombuffer(data, dtype="<f8", count=size, offset=offset), order, out=out)
                 if not np.isfinite(out).all():
                     return Reason(f"non-finite {field_name}", NON_FINITE)
+                index.append((offset - HEADER) // 8 + order)
                 row += 1
             offset = end
         self.sec, self.nanosec = sec, nanosec
         self.stamp = sec + nanosec * 1e-9
+        if len(self._layouts) >= 8:
+            self._layouts.clear()
+        self._layouts[frame_length] = _Layout(len(data), names_at, tuple(counts), np.concatenate(index))
         return ""
+
+    def _read_known(self, data: bytes, layout: _Layout) -> bool:
+        """The wanted fields of a message laid out as ``layout``, in one take; False when a value is
+        not finite (the full read then says which)."""
+        doubles = np.frombuffer(data, dtype="<f8", count=(len(data) - HEADER) // 8, offset=HEADER)
+        np.take(doubles, layout.index, out=self._flat)
+        return bool(np.isfinite(self._flat).all())
 
     def _read_names(self, data: bytes, start: int) -> int:
         """Decodes the name sequence at ``start``, caches its bytes and our joint order; returns
@@ -143,6 +190,7 @@ class JointStateReader:
         self._names = data[start:offset]
         self._names_count = count
         self._order = self.index.lookup(names)
+        self._layouts.clear()
         return offset
 
 

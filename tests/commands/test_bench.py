@@ -80,8 +80,9 @@ def test_bench_json_has_the_floor_and_the_ratios(tmp_path: Path, monkeypatch: py
     targets = summary["ff_targets_separate"]
     assert targets["CPU/message <= 2.0 x echo"] is True and targets["p99 <= 1.0 ms"] is False
     assert "p99 <= 1.0 ms" not in summary["ff_targets_separate_contended"]
-    # 3 runs x quiet and contended, for each node; the echo beside each of the three nodes
-    assert calls[("feedforward", True)] == calls[("decoupler", False)] == 6 and calls[("echo", False)] == 18
+    # 3 runs x quiet and contended for each case (the feedforward on two robots); an echo beside each
+    assert calls[("decoupler", False)] == 6 and calls[("feedforward", True)] == 12 and calls[("echo", False)] == 24
+    assert summary["feedforward_7dof_targets_separate"]["CPU/message <= 3.0 x echo"] is True
 
 
 class _NoLoad:

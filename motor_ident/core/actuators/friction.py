@@ -207,6 +207,29 @@ def friction_torque(v: ArrayLike, theta: ArrayLike, shape: FrictionShape) -> Flo
     return tau
 
 
+def joints_friction_torque(
+    v: FloatArray, shape: FrictionShape, coefficients: FloatArray, out: FloatArray
+) -> FloatArray:
+    """Friction torque of several joints sharing one model, each with its own parameters, at one
+    instant: ``out[j] = friction_regressor(v[j]) @ coefficients[j]`` (the control path's form).
+
+    Coulomb + viscous, the common model, is computed without building the regressor (the same
+    `smooth_sign`); the other models go through `friction_regressor`.
+
+    Args:
+        v: the joints' velocities (J,) [rad/s].
+        shape: their friction model.
+        coefficients: parameters per joint (J, shape.n_parameters).
+        out: the result (J,) [N m].
+    """
+    if shape.kind is FrictionKind.COULOMB_VISCOUS and not shape.offset:
+        np.multiply(smooth_sign(v, shape.smoothing_velocity), coefficients[:, 0], out=out)
+        out += coefficients[:, 1] * v
+        return out
+    np.einsum("km,km->k", friction_regressor(v, shape), coefficients, out=out)
+    return out
+
+
 def zero_slope_constraint(shape: FrictionShape) -> FloatArray:
     """Row ``c`` with ``c @ theta = 0`` forcing d tau_f / dv = 0 at v = 0+ (Stribeck model only).
 

@@ -80,7 +80,9 @@ def saturate(
         out = np.where(np.isfinite(tau), tau, prev)
     else:
         np.copyto(out, tau)
-        np.copyto(out, prev, where=~np.isfinite(tau))
+        finite = np.isfinite(out)
+        if not finite.all():
+            np.copyto(out, prev, where=~finite)
     if dt > 0.0:
         step = config.rate_limit * dt
     else:  # no time passed: only unlimited joints may move (inf * 0 would be NaN)

@@ -22,7 +22,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
-from motor_ident.core.actuators.friction import FrictionShape, friction_regressor
+from motor_ident.core.actuators.friction import FrictionShape, joints_friction_torque
 from motor_ident.core.control.computed_torque import (
     FeedforwardConfig,
     ModelBlend,
@@ -60,7 +60,7 @@ class ModelTorque:
         self._qp = np.zeros(robot.model.nq)
         self._vp = np.zeros(robot.model.nv)
         self._ap = np.zeros(robot.model.nv)
-        # joints sharing a friction shape: one friction_regressor call for all of them
+        # joints sharing a friction shape: one joints_friction_torque call for all of them
         groups: dict[FrictionShape, list[int]] = {}
         for j, shape in enumerate(regressor.friction):
             if shape.n_parameters:
@@ -135,8 +135,7 @@ class ModelTorque:
         else:
             np.take(tau, self.regressor.robot.v_index, out=out)
         for (shape, joints, _, friction), coefficients in zip(self._friction, self._coefficients):
-            np.einsum("km,km->k", friction_regressor(qd[joints], shape), coefficients, out=friction)
-            out[joints] += friction
+            out[joints] += joints_friction_torque(qd[joints], shape, coefficients, friction)
         return out
 
     def gravity(self, q: FloatArray, out: FloatArray) -> FloatArray:

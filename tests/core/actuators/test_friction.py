@@ -14,6 +14,7 @@ from motor_ident.core.actuators.friction import (
     fit_friction,
     friction_regressor,
     friction_torque,
+    joints_friction_torque,
     smooth_sign,
     zero_slope_constraint,
 )
@@ -127,3 +128,23 @@ def test_hard_sign_models_give_no_friction_at_rest() -> None:
     assert tau[2] == pytest.approx(1.0 * (1 - np.exp(-5)) + 0.1 + 1.5 * np.exp(-5))
     assert tau[0] == pytest.approx(-(1.0 * (1 - np.exp(-5)) + 0.1 + 1.4 * np.exp(-5)))
     assert friction_torque(v, np.array([1.0, 0.2]), FrictionShape())[1] == 0.0
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        FrictionShape(kind="coulomb_viscous", smoothing_velocity=0.01),
+        FrictionShape(kind="coulomb_viscous", smoothing_velocity=0.0),
+        FrictionShape(kind="coulomb_viscous", offset=True),
+        FrictionShape(kind="stribeck", stribeck_velocity=0.1),
+    ],
+)
+def test_joints_friction_torque_is_the_regressor_times_each_joints_parameters(shape: FrictionShape, rng) -> None:
+    """The control path's per-joint friction equals friction_regressor @ theta joint by joint,
+    at rest too (the Coulomb + viscous shortcut included)."""
+    v = np.array([0.3, -0.02, 0.0, 1.5])
+    coefficients = rng.uniform(0.1, 2.0, (v.size, shape.n_parameters))
+    out = np.empty(v.size)
+    joints_friction_torque(v, shape, coefficients, out)
+    expected = [friction_torque([v[j]], coefficients[j], shape)[0] for j in range(v.size)]
+    assert_allclose(out, expected, rtol=1e-14, atol=1e-15)
