@@ -158,7 +158,7 @@ def keep_range(record: JointRecord, keep: KeepRange) -> JointRecord:
     return replace(record, t=record.t[mask], **changes)  # type: ignore[arg-type]  # per-sample arrays only
 
 
-SMOOTH_FIELDS = ("q",)
+SMOOTH_FIELDS: tuple[str, ...] = ("q",)
 """Fields resampled by a cubic spline (positions: differentiated twice afterwards); the others
 linearly, measured velocities included (a spline would overshoot around the exact zeros of a
 joint at rest)."""

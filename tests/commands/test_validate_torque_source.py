@@ -1,4 +1,4 @@
-"""``validate`` and ``identify --validate-on`` with motor currents: gains through the parameter file, own crop, exit 1."""
+"""``validate`` and ``identify --validate-on`` with currents: gains from the parameter file, own crop, exit 1."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from motor_ident.core.estimation.identification import identify
 from motor_ident.core.estimation.signals import local_polynomial_derivatives, savgol_derivatives
 from motor_ident.core.estimation.validation import prediction_metrics
 from motor_ident.core.excitation.fourier import random_fourier_trajectory
+from motor_ident.core.rigid_body.regressor import Regressor
 from motor_ident.io.data import JointRecord
 from motor_ident.io.preprocess import Preparation, prepare_record
 from motor_ident.io.robot_config import load_robot_config
@@ -27,7 +28,7 @@ def _smoothstep(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return x**3 * (10 - 15 * x + 6 * x**2), 30 * x**2 * (1 - x) ** 2, 60 * x * (1 - x) * (1 - 2 * x)
 
 
-def resting_arm_recording(seed: int, duration: float = 24.0) -> tuple[JointRecord, object, np.ndarray]:
+def resting_arm_recording(seed: int, duration: float = 24.0) -> tuple[JointRecord, Regressor, np.ndarray]:
     """The 4-DoF arm on 8-13 ms logger stamps, joint `RESTING` exactly at rest for 25 % of the time.
 
     Joint torques from the URDF's model with Coulomb + viscous friction (hard sign) and 0.05 N m
