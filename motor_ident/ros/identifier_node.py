@@ -2,7 +2,8 @@
 
 Subscribes ``joint_states``, and what its torque source needs (``torque_source``, default the robot
 config's; `motor_ident.ros.torque_inputs`): ``motor_states`` (currents or duty cycles) or
-``ft_sensor/wrench``, paired with the joint states by stamp; feeds
+``ft_sensor/wrench``, paired with the joint states by stamp (currents times the drive gains of
+``drive_gains_file``, a parameter file ``identify --payload-data`` wrote, else the robot config's); feeds
 `motor_ident.core.estimation.online.OnlineIdentifier` (the same regressor, base parameters and least
 squares as ``motor-ident identify``). A secondary topic silent for ``secondary_timeout`` closes the
 gate, with the topic named in /diagnostics. Publishes:
@@ -43,7 +44,7 @@ from std_msgs.msg import Bool, Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 
 from motor_ident.errors import ConfigError
-from motor_ident.io.params import ParameterSet, load_parameters, save_parameters
+from motor_ident.io.params import ParameterSet, load_drive_gains, load_parameters, save_parameters
 from motor_ident.ros.common import IDENTIFIER_STATE_QOS, LATCHED_QOS, declare, load_robot, run_node
 from motor_ident.ros.conversions import (
     ERROR,
@@ -73,6 +74,8 @@ class IdentifierNode(Node):
         super().__init__("identifier", **kwargs)  # type: ignore[arg-type]
         self.settings = declare_settings(self, IdentifierSettings, self._apply)
         self.config = load_robot(self.settings.robot)
+        if self.settings.drive_gains_file:
+            self.config = self.config.with_drive_gains(load_drive_gains(self.settings.drive_gains_file))
         settings = self.settings.core
         gate = settings.gate
         self.parameters_file = self.settings.parameters_file

@@ -88,3 +88,17 @@ def test_saved_file_is_valid_yaml_with_names(ros, tmp_path: Path) -> None:
     doc = yaml.safe_load(path.read_text())
     assert doc["parameters"]["names"] == list(node.regressor.names)
     assert np.all(np.isfinite(doc["parameters"]["values"]))
+
+
+def test_drive_gains_come_from_a_parameter_file(ros, tmp_path: Path) -> None:
+    """drive_gains_file: currents are converted with the gains identify wrote, not the robot config's."""
+    from motor_ident.io.params import DriveGains, ParameterSet, save_parameters
+
+    motors = ("shoulder_extensor", "shoulder_adductor", "upper_arm_rotation", "elbow")
+    gains = DriveGains(
+        values=dict(zip(motors, (0.11, 0.12, 0.13, 0.14))), side="motor", std=dict.fromkeys(motors, 1e-3)
+    )
+    path = tmp_path / "identified.yaml"
+    save_parameters(path, ParameterSet(names=("a",), values=np.zeros(1), extra={"drive_gains": gains.block()}))
+    node = _node(ros, torque_source="motor_current", drive_gains_file=str(path))
+    np.testing.assert_allclose(node.inputs.converter.drive_gains, 100.0 * np.array([0.11, 0.12, 0.13, 0.14]))
