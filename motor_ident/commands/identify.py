@@ -48,9 +48,14 @@ def online_replay(
     ``config`` (a `RobotConfig`; else the robot the settings name), fed sample by sample: what
     the node would have done on this recording. No simulated plant is built.
 
+    The sample counts come from the settings' times and the record's own rate, measured from its
+    stamps as the node measures its stream's.
+
     Returns:
         ``gate`` [(t, open)] at every change, ``r2_t`` (M,) and ``r2`` (M, n) at every refit (the
-        gate's R^2 definition), ``gate_opened_at_s``, the final ``reason`` and ``fit``.
+        gate's R^2 definition), ``gate_opened_at_s``, the final ``reason``, ``fit``, ``counts``
+        (`WindowCounts`, None for a record too short to measure its rate) and ``too_short`` (a
+        plain sentence when the record cannot fill the window, else '').
 
     Raises:
         ConfigError: the scenario is invalid, or its identifier's robot has other joints than the record.
@@ -80,6 +85,17 @@ def online_replay(
             r2.append(core.fit.r2_uncentred if uncentred else core.fit.r2)
         if core.gate_open != gate[-1][1]:
             gate.append((float(t[k]), core.gate_open))
+    counts, span = core.counts, float(t[-1] - t[0]) if t.size else 0.0
+    too_short = ""
+    if counts is None:
+        too_short = f"the record has {t.size} samples: the online identifier needs more to measure its rate"
+    elif not core.window.full:
+        need = counts.window * counts.decimation / counts.input_rate_hz
+        too_short = (
+            f"the record is too short for the online identifier's window: it spans {span:.3g} s, the window needs "
+            f"{need:.3g} s of it ({counts.describe()}); lower window_duration (identifier: {{ros__parameters: "
+            f"{{window_duration: ...}}}} in the --online scenario) or record longer"
+        )
     return {
         "gate": gate,
         "r2_t": np.array(r2_t),
@@ -87,6 +103,8 @@ def online_replay(
         "gate_opened_at_s": next((tg for tg, is_open in gate if is_open), None),
         "reason": core.gate.reason,
         "fit": core.fit,
+        "counts": counts,
+        "too_short": too_short,
     }
 
 
@@ -256,14 +274,19 @@ def cmd_identify(args: argparse.Namespace) -> int:
             "gate_opened_at_s": online["gate_opened_at_s"],
             "gate_open_at_end": bool(online["gate"][-1][1]),
             "reason": online["reason"],
+            "window": None if online["counts"] is None else online["counts"].describe(),
+            "too_short": online["too_short"] or None,
             "r2_per_joint": None if fit_online is None else floats(online["r2"][-1]),
             "condition_number": None if fit_online is None else float(fit_online.condition_number),
         }
         opened = online["gate_opened_at_s"]
         print(
-            f"online identifier ({args.online or 'default settings'}): gate opened at "
+            f"online identifier ({args.online or 'default settings'}"
+            f"{'' if online['counts'] is None else '; ' + online['counts'].describe()}): gate opened at "
             f"{'never' if opened is None else f'{opened:.3f} s'}; at the end: {online['reason']}"
         )
+        if online["too_short"]:
+            print_wrapped("warning", online["too_short"])
     passed = True
     if args.validate_on:
         from motor_ident.commands.validate import validate_on_args, validate_recording

@@ -110,9 +110,10 @@ class IdentifierNode(Node):
         self.gate_history: list[tuple[float, bool]] = []
         self._publish_active()
         self.get_logger().info(
-            f"identifying {len(self.names)} base parameters of {self.config.name}; window {settings.window}, "
-            f"gate R2 >= {gate.r2_threshold}"
+            f"identifying {len(self.names)} base parameters of {self.config.name}; window {settings.window_duration:g} s "
+            f"of samples at about {settings.sample_rate:g} Hz, gate R2 >= {gate.r2_threshold}"
         )
+        self._counts_logged = False
 
     @property
     def rejected(self) -> int:
@@ -145,6 +146,9 @@ class IdentifierNode(Node):
         if not self.core.add_sample(t, q, qd, tau):  # unreachable for checked samples; counted if not
             self.drops.add(Reason(f"sample at {t:.3f} s refused by the estimator", "refused by the estimator"))
             return
+        if not self._counts_logged and self.core.counts is not None:
+            self._counts_logged = True
+            self.get_logger().info(self.core.counts.describe())
         fit = self.core.fit
         if fit is not None and fit is not self._last_fit:
             self._last_fit = fit
@@ -257,6 +261,7 @@ class IdentifierNode(Node):
             "reason": core.gate.reason,
             "active_model": "identified" if core.gate_open else f"nominal ({self.nominal_source})",
             "buffer_fill": f"{core.window.count}/{core.window.window}",
+            "stream": "measuring its rate" if core.counts is None else core.counts.describe(),
             "samples_used": core.samples_used,
             "equations_near_rest_per_joint": core.samples_near_rest.tolist(),  # left out by min_velocity
             **self.drops.diagnostic_values(),

@@ -39,7 +39,7 @@ def test_save_then_reload_as_nominal(ros, tmp_path: Path) -> None:
     from std_srvs.srv import Trigger
 
     path = tmp_path / "identified.yaml"
-    node = _node(ros, parameters_file=str(path), window=300)
+    node = _node(ros, parameters_file=str(path), window_duration=3.0)
     _feed(node)
     assert node.core.gate_open, node.core.gate.reason
     response = node._on_save(Trigger.Request(), Trigger.Response())
@@ -65,7 +65,7 @@ def test_use_nominal_and_reset_services(ros) -> None:
     """use_nominal forces the nominal model; reset empties the buffer and closes the gate."""
     from std_srvs.srv import SetBool, Trigger
 
-    node = _node(ros, window=300)
+    node = _node(ros, window_duration=3.0)
     _feed(node)
     assert node.core.gate_open
     node._on_use_nominal(SetBool.Request(data=True), SetBool.Response())
@@ -82,7 +82,7 @@ def test_saved_file_is_valid_yaml_with_names(ros, tmp_path: Path) -> None:
     from std_srvs.srv import Trigger
 
     path = tmp_path / "p.yaml"
-    node = _node(ros, parameters_file=str(path), window=300)
+    node = _node(ros, parameters_file=str(path), window_duration=3.0)
     _feed(node, 4.0)
     node._on_save(Trigger.Request(), Trigger.Response())
     doc = yaml.safe_load(path.read_text())

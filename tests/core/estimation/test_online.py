@@ -113,7 +113,7 @@ def test_identifier_ignores_nan_and_resets_on_backwards_clock() -> None:
     regressor = config.build_regressor()
     base = structural_base_parameters(regressor)
     ident = OnlineIdentifier(
-        regressor, base, config.nominal_parameters(regressor), IdentifierConfig(window=20, decimation=1, refit_every=1)
+        regressor, base, config.nominal_parameters(regressor), IdentifierConfig(window_duration=0.2, refit_period=0.0)
     )
     rng = np.random.default_rng(0)
     for k in range(40):
