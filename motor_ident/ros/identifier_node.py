@@ -110,8 +110,9 @@ class IdentifierNode(Node):
         self.gate_history: list[tuple[float, bool]] = []
         self._publish_active()
         self.get_logger().info(
-            f"identifying {len(self.names)} base parameters of {self.config.name}; window {settings.window_duration:g} s "
-            f"of samples at about {settings.sample_rate:g} Hz, gate R2 >= {gate.r2_threshold}"
+            f"identifying {len(self.names)} base parameters of {self.config.name}; window "
+            f"{settings.window_duration:g} s of samples at about {settings.sample_rate:g} Hz, "
+            f"gate R2 >= {gate.r2_threshold}"
         )
         self._counts_logged = False
 
