@@ -50,6 +50,14 @@ def test_the_parameter_file_carries_the_drive_gains_with_their_std(identified: d
     assert fit["drive_gains_from"] == "payload run"
 
 
+def test_identify_prints_one_line_per_stage_off_a_terminal(identified: dict[str, object]) -> None:
+    """Not a terminal (a pipe here): each long stage announces itself on one stderr line, in order."""
+    lines = [line for line in str(identified["stderr"]).splitlines() if line.startswith("identify: ")]
+    stages = [line.split()[1] for line in lines]
+    assert stages == ["reading", "drive", "fitting"], lines
+    assert "unloaded.csv" in lines[0] and "loaded.csv" in lines[1]
+
+
 def test_validate_converts_currents_with_the_parameter_files_gains(
     runs: dict[str, Path], identified: dict[str, object], tmp_path: Path
 ) -> None:
