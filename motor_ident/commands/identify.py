@@ -283,7 +283,8 @@ def cmd_identify(args: argparse.Namespace) -> int:
         print(
             f"online identifier ({args.online or 'default settings'}"
             f"{'' if online['counts'] is None else '; ' + online['counts'].describe()}): gate opened at "
-            f"{'never' if opened is None else f'{opened:.3f} s'}; at the end: {online['reason']}"
+            f"{'never' if opened is None else f'{opened - record.t[0]:.3f} s after the start'}; "
+            f"at the end: {online['reason']}"
         )
         if online["too_short"]:
             print_wrapped("warning", online["too_short"])
