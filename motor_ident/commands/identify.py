@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from motor_ident.commands.common import Stages, floats, write_json
-from motor_ident.commands.data_options import add_data_arguments, add_robot_argument, print_wrapped
+from motor_ident.commands.data_options import add_data_arguments, add_robot_argument, is_bag, print_wrapped
 from motor_ident.commands.torque_options import (
     add_torque_arguments,
     apply_torque_source,
@@ -136,7 +136,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
     gate: list[tuple[float, bool]] | None = None
     r2: tuple[np.ndarray, np.ndarray] | None = None
     with Stages("identify") as stages:
-        big = _size(args.data) > 150 * PROGRESS_SAMPLES
+        big = is_bag(args.data) and _size(args.data) > 150 * PROGRESS_SAMPLES  # bags report the fraction read
         recording = read_recording(
             args.data, args, config, spec, progress=stages.stage(f"reading {args.data}", measured=big)
         )
