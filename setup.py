@@ -16,6 +16,7 @@ NODES = {
     "pwm_feedforward": "motor_ident.ros.pwm_feedforward_node:main",
     "vrec_controller": "motor_ident.ros.vrec_controller_node:main",
     "elastic_sim": "motor_ident.ros.elastic_sim_node:main",
+    "monitor": "motor_ident.ros.monitor_node:main",
 }
 
 setup(
@@ -31,6 +32,8 @@ setup(
         (f"share/{PACKAGE}/config/scenarios", glob("config/scenarios/*.yaml")),
         (f"share/{PACKAGE}/config/urdf", glob("config/urdf/*.urdf")),
         (f"share/{PACKAGE}/config/rviz", glob("config/rviz/*.rviz")),
+        (f"share/{PACKAGE}/config/rqt", glob("config/rqt/*.sh")),
+        (f"share/{PACKAGE}/config/foxglove", glob("config/foxglove/*.json")),
         (f"share/{PACKAGE}/examples", glob("examples/*.npz") + glob("examples/*.yaml")),
     ],
     python_requires=">=3.11",
@@ -65,7 +68,18 @@ setup(
             "ros-std-srvs",
             "ros-rmw-fastrtps-cpp",
         ],
-        "test": ["pytest>=8", "hypothesis>=6", "pytest-benchmark>=4", "ruff>=0.5", "pyinstrument>=4", "mypy>=2"],
+        # live view in Foxglove (motor-ident monitor): its WebSocket server, and a client for checks
+        "monitor": ["foxglove-sdk>=0.30", "websockets>=13"],
+        "test": [
+            "pytest>=8",
+            "hypothesis>=6",
+            "pytest-benchmark>=4",
+            "ruff>=0.5",
+            "pyinstrument>=4",
+            "mypy>=2",
+            "mcap>=1.2",  # recordings read as third-party viewers read them
+            "mcap-ros2-support>=0.5",
+        ],
     },
     zip_safe=True,
     maintainer="motor_ident maintainers",

@@ -48,6 +48,11 @@ def generate_launch_description() -> LaunchDescription:
                 description="start the excitation node feeding the feedforward node's reference",
             ),
             DeclareLaunchArgument(
+                "monitor",
+                default_value="false",
+                description="start the monitor (Foxglove WebSocket server on 127.0.0.1:8765)",
+            ),
+            DeclareLaunchArgument(
                 "pwm",
                 default_value="true",
                 description="start pwm_feedforward: motor torques -> duty cycles on pwm_controller/commands "
@@ -59,6 +64,7 @@ def generate_launch_description() -> LaunchDescription:
                     "params_file": LaunchConfiguration("params_file"),
                     "use_sim": LaunchConfiguration("use_sim"),
                     "excite": LaunchConfiguration("excite"),
+                    "monitor": LaunchConfiguration("monitor"),
                 }.items(),
             ),
             Node(

@@ -1,12 +1,14 @@
 """The identification node set of any scenario: simulated robot, identifier, feedforward, excitation.
 
-    ros2 launch motor_ident identification.launch.py params_file:=my_robot.yaml [use_sim:=false] [excite:=false]
+    ros2 launch motor_ident identification.launch.py params_file:=my_robot.yaml [use_sim:=false] [excite:=false] \
+        [monitor:=true]
 
 The scenario launch files (``valkyrie_arm.launch.py``, ``icub_torso.launch.py``) include this one
 with their parameter file and add the nodes their hardware needs. With ``use_sim:=false`` the
 identifier and feedforward nodes use your robot's ``joint_states`` and publish joint torques on
 ``effort_controller/commands`` (a ros2_controllers forward command controller). DDS discovery
-follows your environment (ROS_AUTOMATIC_DISCOVERY_RANGE, ROS_DOMAIN_ID).
+follows your environment (ROS_AUTOMATIC_DISCOVERY_RANGE, ROS_DOMAIN_ID). ``monitor:=true`` adds
+the monitor node (docs/monitoring.md): the run's topics on a Foxglove WebSocket server, 127.0.0.1.
 """
 
 from launch.actions import DeclareLaunchArgument
@@ -45,6 +47,13 @@ def generate_launch_description() -> LaunchDescription:
                 default_value="true",
                 description="start the excitation node feeding the feedforward node's reference",
             ),
+            DeclareLaunchArgument(
+                "monitor",
+                default_value="false",
+                description="start the monitor: the run's topics on a Foxglove WebSocket server, 127.0.0.1:8765 "
+                "(its settings: the parameter file's monitor section; needs foxglove-sdk)",
+            ),
+            node("monitor", parameters=[params], condition=IfCondition(LaunchConfiguration("monitor"))),
             node("sim_robot", parameters=[params], condition=IfCondition(use_sim)),
             node("identifier", parameters=[params, sim_time]),
             node("feedforward", parameters=[params, sim_time]),

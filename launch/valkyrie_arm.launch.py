@@ -3,10 +3,11 @@
     ros2 launch motor_ident valkyrie_arm.launch.py                            # with the simulated robot
     ros2 launch motor_ident valkyrie_arm.launch.py use_sim:=false             # next to your ros2_control stack
     ros2 launch motor_ident valkyrie_arm.launch.py params_file:=my_arm.yaml   # your copy of the parameters
+    ros2 launch motor_ident valkyrie_arm.launch.py monitor:=true              # and watch it in Foxglove
 
 The nodes of ``identification.launch.py`` (sim_robot, identifier, feedforward, excitation) with
-``config/scenarios/valkyrie_arm.yaml`` unless ``params_file`` names another file; ``use_sim`` and
-``excite`` pass through. With ``use_sim:=false`` the identifier and feedforward nodes use your
+``config/scenarios/valkyrie_arm.yaml`` unless ``params_file`` names another file; ``use_sim``,
+``excite`` and ``monitor`` pass through. With ``use_sim:=false`` the identifier and feedforward nodes use your
 robot's ``joint_states`` and publish joint torques on ``effort_controller/commands``.
 """
 
@@ -37,12 +38,18 @@ def generate_launch_description() -> LaunchDescription:
                 default_value="true",
                 description="start the excitation node feeding the feedforward node's reference",
             ),
+            DeclareLaunchArgument(
+                "monitor",
+                default_value="false",
+                description="start the monitor (Foxglove WebSocket server on 127.0.0.1:8765)",
+            ),
             IncludeLaunchDescription(
                 PythonLaunchDescriptionSource(PathJoinSubstitution([share, "launch", "identification.launch.py"])),
                 launch_arguments={
                     "params_file": LaunchConfiguration("params_file"),
                     "use_sim": LaunchConfiguration("use_sim"),
                     "excite": LaunchConfiguration("excite"),
+                    "monitor": LaunchConfiguration("monitor"),
                 }.items(),
             ),
         ]

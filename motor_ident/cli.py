@@ -20,6 +20,7 @@ from motor_ident.commands import (
     experiment,
     fleet,
     identify,
+    monitor,
     play,
     record,
     reproduce,
@@ -44,6 +45,7 @@ COMMANDS = (
     experiment,
     record,
     play,
+    monitor,
     fleet,
 )
 

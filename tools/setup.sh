@@ -13,12 +13,12 @@ PYTHON=${PYTHON:-python3}
 import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)
 PY
 
-extras="pinocchio,test,ros"
+extras="pinocchio,test,ros,monitor"
 venv_args=()
 if [ -n "${ROS_DISTRO:-}" ] && "$PYTHON" -c 'import rclpy' 2>/dev/null; then
   echo "setup: using the sourced ROS 2 ($ROS_DISTRO) for rclpy and messages"
   venv_args+=(--system-site-packages)
-  extras="pinocchio,test"
+  extras="pinocchio,test,monitor"
 fi
 
 stamp=.venv/.motor_ident-installed

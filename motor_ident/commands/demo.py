@@ -20,6 +20,7 @@ import argparse
 from pathlib import Path
 
 from motor_ident.commands.common import write_json
+from motor_ident.commands.monitor import add_monitor_arguments, monitor_overrides
 from motor_ident.sim.mujoco_config import ENGINES
 
 DEMO_ENGINE = "mujoco"
@@ -36,7 +37,8 @@ def _run(args: argparse.Namespace, *, scenario: str) -> int:
 
     console = Console()
     layout = "one process per node" if args.processes else "one process"
-    overrides = {"sim_robot": {"engine": args.engine}} if args.engine else None
+    overrides = {"sim_robot": {"engine": args.engine}} if args.engine else {}
+    overrides.update(monitor_overrides(args))
     engine = load_scenario(scenario, overrides).nodes["sim_robot"].plant.engine
     console.print(
         f"[bold]motor_ident[/bold]: scenario {scenario}, {args.duration:g} s simulated on {engine}, nodes over DDS "
@@ -60,7 +62,7 @@ def _run(args: argparse.Namespace, *, scenario: str) -> int:
         progress=progress,
         processes=args.processes,
         log_dir=out / "logs",
-        overrides=overrides,
+        overrides=overrides or None,
     )
     summary = summarize(result)
     summary["engine"] = engine
@@ -144,6 +146,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             help="each node in its own process, started through its entry point as ros2 launch does "
             "(logs in OUT_DIR/logs); default: all nodes in this process",
         )
+        add_monitor_arguments(p)
         p.add_argument("--out-dir", default=f"out/{name}", help="where plots and summary.json go")
         p.add_argument("--json", help="also write the summary to this JSON file")
         p.set_defaults(func=func)

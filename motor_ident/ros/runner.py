@@ -62,9 +62,13 @@ NODES: dict[str, str] = {
     "pwm_feedforward": "motor_ident.ros.pwm_feedforward_node:PwmFeedforwardNode",
     "vrec_controller": "motor_ident.ros.vrec_controller_node:VrecControllerNode",
     "elastic_sim": "motor_ident.ros.elastic_sim_node:ElasticSimNode",
+    "monitor": "motor_ident.ros.monitor_node:MonitorNode",
 }
 # The simulated robots: a run lasts their ``duration`` parameter of simulated time.
 SIMULATORS = ("sim_robot", "elastic_sim")
+# Started when its settings say ``enabled`` (the file's section or an override), whether or not the
+# file names it; it publishes nothing, so the process layout does not wait for its topics.
+MONITOR = "monitor"
 
 STARTUP_TIMEOUT_S = 60.0  # node processes import pinocchio / cvxpy and compile an SDP: seconds each, more when loaded
 STALL_S = 10.0  # no new state for this long (wall): the simulated robot has stopped; end the run
@@ -130,7 +134,7 @@ def run_scenario(
         scenario: scenario name (``config/scenarios/<name>.yaml``) or parameter file path.
         duration: simulated seconds to run (the simulated robot's ``duration`` parameter).
         lockstep: step the simulator on each command (faster than real time) instead of in real time.
-        overrides: extra parameters per node name, e.g. ``{"identifier": {"window": 300}}``.
+        overrides: extra parameters per node name, e.g. ``{"identifier": {"window_duration": 3.0}}``.
         progress: called about twice a second with the partial result.
         wall_timeout: stop after this many wall seconds of simulation anyway (default: 20 x
             duration + 30).
@@ -158,12 +162,16 @@ def run_scenario(
             "says when the run ends: next to a real robot, start its nodes with ros2 launch"
         )
     overrides = {name: dict(values) for name, values in (overrides or {}).items()}
-    strangers = sorted(set(overrides) - set(nodes))
+    strangers = sorted(set(overrides) - set(nodes) - {MONITOR})
     if strangers:
         raise ConfigError(f"overrides for {strangers}: scenario {params_file.stem} starts only {list(nodes)}")
     for name in simulators:
         overrides.setdefault(name, {}).update({"lockstep": lockstep, "duration": float(duration)})
     loaded = load_scenario(params_file, overrides)  # and bad overrides here
+    nodes = tuple(name for name in nodes if name != MONITOR) + ((MONITOR,) if loaded.nodes[MONITOR].enabled else ())
+    if MONITOR in nodes and not loaded.nodes[MONITOR].robot and "sim_robot" in nodes:
+        # the 3D panel's robot: the simulated one's URDF
+        overrides.setdefault(MONITOR, {})["robot"] = loaded.nodes["sim_robot"].robot
     robot, joints = _robot_and_joints({name: loaded.nodes[name] for name in nodes})
     plan = _Plan(
         params_file=params_file,
@@ -301,6 +309,7 @@ def _run_as_processes(
         others = [name for name in plan.nodes if name not in plan.simulators]
         for name in others:
             start(name)
+        others = [name for name in others if name != MONITOR]
         spin_until(
             lambda: all(has_topics(recorder, name) for name in others),
             executor,

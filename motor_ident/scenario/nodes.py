@@ -20,6 +20,7 @@ from motor_ident.core.control.vrec import SIDES
 from motor_ident.core.estimation.online import IdentifierConfig
 from motor_ident.errors import ConfigError
 from motor_ident.papers.xin.bench import XIN_MOTOR_KI, XIN_MOTOR_KP, xin_bench_parameters
+from motor_ident.scenario.monitor import MonitorSettings
 from motor_ident.schema import inline, markdown_table, setting
 from motor_ident.sim.plant import PlantConfig
 from motor_ident.sim.sensors import SimSensorSettings
@@ -322,6 +323,7 @@ NODE_SETTINGS: dict[str, type] = {
     "pwm_feedforward": PwmFeedforwardSettings,
     "vrec_controller": VrecControllerSettings,
     "elastic_sim": ElasticSimSettings,
+    "monitor": MonitorSettings,
 }
 
 

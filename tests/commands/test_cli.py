@@ -134,7 +134,7 @@ def test_errors_say_what_to_fix(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_shipped_example_identifies() -> None:
-    """The example record the README's first command uses is present and identifies."""
+    """The shipped example record is present and identifies."""
     assert (
         main(
             [

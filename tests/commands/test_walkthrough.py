@@ -1,4 +1,4 @@
-"""The walkthroughs "Your robot's log to a validated model" (README) and docs/real-logs.md, as a user runs them.
+"""The walkthroughs of docs/real-logs.md, as a user runs them (subprocesses).
 
 The example arm's logger files (examples/arm_log: headerless CSV, degrees, milliseconds, stamps of
 8-13 ms, rests before and after) through their data spec -> identify (physically consistent) ->

@@ -67,7 +67,7 @@ def test_replayed_bag_gives_the_offline_estimate_and_a_loop_resets_cleanly(bag: 
             bag, rate=1.0, loop=True, loops=2, topics=["/joint_states"], wait_for_subscribers=10.0, context=context
         )
         nodes.append(player)
-        # What rqt_plot / rqt_robot_monitor would show during the replay (README, "Watching a run").
+        # What rqt_plot / rqt_robot_monitor would show during the replay (docs/monitoring.md).
         watcher = rclpy.create_node("watcher", context=context)
         nodes.append(watcher)
         seen = {"predicted": 0, "r2": 0, "gate": 0, "diagnostics": 0}

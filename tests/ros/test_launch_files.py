@@ -35,11 +35,11 @@ from tests.ros.conftest import Ros
 
 LAUNCH_FILES = sorted((REPO / "launch").glob("*.launch.py"))
 
-# The arguments each launch file documents (README, module docstrings).
+# The arguments each launch file documents (docs/nodes.md, module docstrings).
 DOCUMENTED_ARGUMENTS = {
-    "identification.launch.py": {"params_file", "use_sim", "excite"},
-    "valkyrie_arm.launch.py": {"params_file", "use_sim", "excite"},
-    "icub_torso.launch.py": {"params_file", "use_sim", "excite", "pwm"},
+    "identification.launch.py": {"params_file", "use_sim", "excite", "monitor"},
+    "valkyrie_arm.launch.py": {"params_file", "use_sim", "excite", "monitor"},
+    "icub_torso.launch.py": {"params_file", "use_sim", "excite", "pwm", "monitor"},
     "xin_bench.launch.py": {"params_file", "use_sim"},
 }
 
@@ -96,7 +96,7 @@ def test_every_argument_read_is_declared_in_its_file(path: Path) -> None:
 
 
 # Third-party modules motor_ident and its launch files import, by where a ROS 2 user gets them:
-# a rosdep key in package.xml, or the README's pip line (rosdep has no key for these).
+# a rosdep key in package.xml, or the pip line of docs/nodes.md (rosdep has no key for these).
 ROSDEP_KEYS = {
     "numpy": "python3-numpy",
     "scipy": "python3-scipy",
@@ -124,6 +124,8 @@ ROSDEP_KEYS = {
     },
 }
 PIP_ONLY = {"cvxpy", "rosbags", "gmr", "rich", "threadpoolctl", "mujoco", "distributed", "duckdb", "pyarrow"}
+# Optional (setup.py's extra "monitor", `pip install 'motor_ident[monitor]'`): module -> PyPI name.
+MONITOR_EXTRA = {"foxglove": "foxglove-sdk", "websockets": "websockets"}
 
 
 def _imported_modules(paths: list[Path]) -> set[str]:
@@ -140,18 +142,21 @@ def _imported_modules(paths: list[Path]) -> set[str]:
 
 def test_package_xml_declares_every_runtime_import() -> None:
     """package.xml (format 3) has an exec_depend for every import rosdep can install, and the
-    README's pip line names the others."""
+    pip line of docs/nodes.md names the others."""
     import xml.etree.ElementTree as ElementTree
 
     manifest = ElementTree.parse(REPO / "package.xml").getroot()
     assert manifest.get("format") == "3"
     exec_depends = {e.text for e in manifest.iter("exec_depend")}
     imported = _imported_modules([*(REPO / "motor_ident").rglob("*.py"), *LAUNCH_FILES])
-    assert imported <= set(ROSDEP_KEYS) | PIP_ONLY, f"unmapped imports {sorted(imported - set(ROSDEP_KEYS) - PIP_ONLY)}"
+    known = set(ROSDEP_KEYS) | PIP_ONLY | set(MONITOR_EXTRA)
+    assert imported <= known, f"unmapped imports {sorted(imported - known)}"
+    setup = (REPO / "setup.py").read_text()
+    assert all(f'"{name}>=' in setup for name in MONITOR_EXTRA.values()), "setup.py's monitor extra"
     missing = {ROSDEP_KEYS[name] for name in imported & set(ROSDEP_KEYS)} - exec_depends
     assert not missing, f"package.xml lacks exec_depend {sorted(missing)}"
     assert "ros2launch" in exec_depends  # `ros2 launch` itself
-    pip_lines = [line for line in (REPO / "README.md").read_text().splitlines() if line.startswith("pip install ")]
+    pip_lines = [line for line in (REPO / "docs" / "nodes.md").read_text().splitlines() if line.startswith("pip install ")]
     assert any(all(f'"{name}>=' in line for name in PIP_ONLY | {"clarabel"}) for line in pip_lines), pip_lines
     catkin_pkg = pytest.importorskip("catkin_pkg.package", reason="catkin_pkg (colcon-ros) validates package.xml")
     catkin_pkg.parse_package(REPO / "package.xml").validate()
@@ -342,6 +347,13 @@ CASES = {
         nodes=IDENTIFICATION,
         flowing=ARM_TOPICS,
         reported={"sim_robot": {"robot": "valkyrie_arm"}},
+    ),
+    "valkyrie-monitor": Case(
+        "valkyrie_arm.launch.py",
+        ("monitor:=true",),
+        nodes=IDENTIFICATION | {"monitor"},
+        flowing=ARM_TOPICS,
+        reported={"monitor": {"host": "127.0.0.1", "allow_client_publish": False}},
     ),
     "identification-icub-params-no-excitation": Case(
         "identification.launch.py",

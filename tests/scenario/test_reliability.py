@@ -1,4 +1,4 @@
-"""Faults and what motor_ident does about them (the README's fault table, row by row where ROS-free).
+"""Faults and what motor_ident does about them (docs/faults.md, row by row where ROS-free).
 
 Node-level rows (NaN / missing joints in messages, stale state, bad parameters, parameter files)
 are in tests/ros/; bag corruption in tests/io/.
