@@ -156,7 +156,9 @@ def test_package_xml_declares_every_runtime_import() -> None:
     missing = {ROSDEP_KEYS[name] for name in imported & set(ROSDEP_KEYS)} - exec_depends
     assert not missing, f"package.xml lacks exec_depend {sorted(missing)}"
     assert "ros2launch" in exec_depends  # `ros2 launch` itself
-    pip_lines = [line for line in (REPO / "docs" / "nodes.md").read_text().splitlines() if line.startswith("pip install ")]
+    pip_lines = [
+        line for line in (REPO / "docs" / "nodes.md").read_text().splitlines() if line.startswith("pip install ")
+    ]
     assert any(all(f'"{name}>=' in line for name in PIP_ONLY | {"clarabel"}) for line in pip_lines), pip_lines
     catkin_pkg = pytest.importorskip("catkin_pkg.package", reason="catkin_pkg (colcon-ros) validates package.xml")
     catkin_pkg.parse_package(REPO / "package.xml").validate()
