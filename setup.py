@@ -6,17 +6,18 @@ from setuptools import find_packages, setup
 
 PACKAGE = "motor_ident"
 
-# `ros2 run motor_ident <name>` entry points of the nodes in motor_ident/ros/.
+# `ros2 run motor_ident <name>` entry points of the nodes in motor_ident/ros/: each installs the
+# stop handling before it imports its node (motor_ident.ros.entry_points).
 NODES = {
-    "sim_robot": "motor_ident.ros.sim_robot_node:main",
-    "identifier": "motor_ident.ros.identifier_node:main",
-    "feedforward": "motor_ident.ros.feedforward_node:main",
-    "excitation": "motor_ident.ros.excitation_node:main",
-    "decoupler": "motor_ident.ros.decoupler_node:main",
-    "pwm_feedforward": "motor_ident.ros.pwm_feedforward_node:main",
-    "vrec_controller": "motor_ident.ros.vrec_controller_node:main",
-    "elastic_sim": "motor_ident.ros.elastic_sim_node:main",
-    "monitor": "motor_ident.ros.monitor_node:main",
+    "sim_robot": "motor_ident.ros.entry_points:sim_robot",
+    "identifier": "motor_ident.ros.entry_points:identifier",
+    "feedforward": "motor_ident.ros.entry_points:feedforward",
+    "excitation": "motor_ident.ros.entry_points:excitation",
+    "decoupler": "motor_ident.ros.entry_points:decoupler",
+    "pwm_feedforward": "motor_ident.ros.entry_points:pwm_feedforward",
+    "vrec_controller": "motor_ident.ros.entry_points:vrec_controller",
+    "elastic_sim": "motor_ident.ros.entry_points:elastic_sim",
+    "monitor": "motor_ident.ros.entry_points:monitor",
 }
 
 setup(

@@ -4,6 +4,7 @@
     ros2 launch motor_ident icub_torso.launch.py use_sim:=false               # next to your ros2_control stack
     ros2 launch motor_ident icub_torso.launch.py use_sim:=false pwm:=false    # your own duty-cycle controller
     ros2 launch motor_ident icub_torso.launch.py params_file:=my_waist.yaml   # your copy of the parameters
+    ros2 launch motor_ident icub_torso.launch.py autostart:=false             # your lifecycle manager activates
 
 Nodes: ``identifier`` and ``feedforward`` in joint space (joint torques on
 ``effort_controller/commands``), ``decoupler`` (joint_states / motor_states / torque commands between
@@ -13,7 +14,9 @@ friction, back-EMF and rotor inertia compensated, on ``pwm_controller/commands``
 waist takes duty cycles only, so ``pwm:=false`` goes with ``use_sim:=false``. With
 ``use_sim:=false`` they run on your robot's ``joint_states`` and ``motor_states``. Every node reads
 ``params_file`` (default ``config/scenarios/icub_torso.yaml``); sim_robot, identifier, feedforward
-and excitation are started by the included ``identification.launch.py``.
+and excitation are started by the included ``identification.launch.py``. pwm_feedforward,
+identifier, feedforward and excitation are managed (lifecycle) nodes, configured and activated
+unless ``autostart:=false``.
 """
 
 from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
@@ -24,6 +27,7 @@ from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
 from launch import LaunchDescription
+from motor_ident.ros.launch_actions import managed_node
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -58,6 +62,12 @@ def generate_launch_description() -> LaunchDescription:
                 description="start pwm_feedforward: motor torques -> duty cycles on pwm_controller/commands "
                 "(the simulated waist needs it)",
             ),
+            DeclareLaunchArgument(
+                "autostart",
+                default_value="true",
+                description="configure and activate the managed nodes (false: they wait unconfigured for "
+                "your lifecycle manager)",
+            ),
             IncludeLaunchDescription(
                 PythonLaunchDescriptionSource(PathJoinSubstitution([share, "launch", "identification.launch.py"])),
                 launch_arguments={
@@ -65,6 +75,7 @@ def generate_launch_description() -> LaunchDescription:
                     "use_sim": LaunchConfiguration("use_sim"),
                     "excite": LaunchConfiguration("excite"),
                     "monitor": LaunchConfiguration("monitor"),
+                    "autostart": LaunchConfiguration("autostart"),
                 }.items(),
             ),
             Node(
@@ -74,13 +85,8 @@ def generate_launch_description() -> LaunchDescription:
                 parameters=[params, sim_time],
                 output="screen",
             ),
-            Node(
-                package="motor_ident",
-                executable="pwm_feedforward",
-                name="pwm_feedforward",
-                parameters=[params, sim_time],
-                condition=IfCondition(LaunchConfiguration("pwm")),
-                output="screen",
+            *managed_node(
+                "pwm_feedforward", parameters=[params, sim_time], condition=IfCondition(LaunchConfiguration("pwm"))
             ),
         ]
     )

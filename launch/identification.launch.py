@@ -2,6 +2,7 @@
 
     ros2 launch motor_ident identification.launch.py params_file:=my_robot.yaml [use_sim:=false] [excite:=false] \
         [monitor:=true]
+    ros2 launch motor_ident identification.launch.py autostart:=false   # your lifecycle manager activates them
 
 The scenario launch files (``valkyrie_arm.launch.py``, ``icub_torso.launch.py``) include this one
 with their parameter file and add the nodes their hardware needs. With ``use_sim:=false`` the
@@ -9,6 +10,8 @@ identifier and feedforward nodes use your robot's ``joint_states`` and publish j
 ``effort_controller/commands`` (a ros2_controllers forward command controller). DDS discovery
 follows your environment (ROS_AUTOMATIC_DISCOVERY_RANGE, ROS_DOMAIN_ID). ``monitor:=true`` adds
 the monitor node (docs/monitoring.md): the run's topics on a Foxglove WebSocket server, 127.0.0.1.
+identifier, feedforward and excitation are managed (lifecycle) nodes, configured and activated
+unless ``autostart:=false`` (docs/nodes.md).
 """
 
 from launch.actions import DeclareLaunchArgument
@@ -18,6 +21,7 @@ from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
 from launch import LaunchDescription
+from motor_ident.ros.launch_actions import managed_node
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -53,10 +57,18 @@ def generate_launch_description() -> LaunchDescription:
                 description="start the monitor: the run's topics on a Foxglove WebSocket server, 127.0.0.1:8765 "
                 "(its settings: the parameter file's monitor section; needs foxglove-sdk)",
             ),
+            DeclareLaunchArgument(
+                "autostart",
+                default_value="true",
+                description="configure and activate the managed nodes (false: they wait unconfigured for "
+                "your lifecycle manager)",
+            ),
             node("monitor", parameters=[params], condition=IfCondition(LaunchConfiguration("monitor"))),
             node("sim_robot", parameters=[params], condition=IfCondition(use_sim)),
-            node("identifier", parameters=[params, sim_time]),
-            node("feedforward", parameters=[params, sim_time]),
-            node("excitation", parameters=[params, sim_time], condition=IfCondition(LaunchConfiguration("excite"))),
+            *managed_node("identifier", parameters=[params, sim_time]),
+            *managed_node("feedforward", parameters=[params, sim_time]),
+            *managed_node(
+                "excitation", parameters=[params, sim_time], condition=IfCondition(LaunchConfiguration("excite"))
+            ),
         ]
     )

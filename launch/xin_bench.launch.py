@@ -3,6 +3,7 @@
     ros2 launch motor_ident xin_bench.launch.py                              # with the simulated test bench
     ros2 launch motor_ident xin_bench.launch.py use_sim:=false               # on your drive's encoder topics
     ros2 launch motor_ident xin_bench.launch.py params_file:=my_bench.yaml   # your copy of the parameters
+    ros2 launch motor_ident xin_bench.launch.py autostart:=false             # your lifecycle manager activates
 
 Nodes: ``elastic_sim`` (the two-inertia bench of Xin et al. 2020, Table 1, with cogging ripple,
 publishing ``joint_states`` and ``motor_states``) and ``vrec_controller`` (PI velocity loop +
@@ -10,7 +11,8 @@ rigid-body velocity + ripple elimination gain K designed for a damping ratio; to
 ``effort_controller/commands``, the deformation, its rate and the rigid-body velocity on
 ``~/deformation`` and ``~/rigid_velocity``). Send the velocity reference on
 ``vrec_controller/velocity_reference`` (std_msgs/Float64MultiArray, rad/s per joint). Both nodes
-read ``params_file`` (default ``config/scenarios/xin_bench.yaml``).
+read ``params_file`` (default ``config/scenarios/xin_bench.yaml``). vrec_controller is a managed
+(lifecycle) node, configured and activated unless ``autostart:=false``.
 """
 
 from launch.actions import DeclareLaunchArgument
@@ -20,6 +22,7 @@ from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
 from launch import LaunchDescription
+from motor_ident.ros.launch_actions import managed_node
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -38,6 +41,12 @@ def generate_launch_description() -> LaunchDescription:
                 default_value="true",
                 description="start the simulated two-inertia bench (elastic_sim)",
             ),
+            DeclareLaunchArgument(
+                "autostart",
+                default_value="true",
+                description="configure and activate the managed nodes (false: they wait unconfigured for "
+                "your lifecycle manager)",
+            ),
             Node(
                 package="motor_ident",
                 executable="elastic_sim",
@@ -46,12 +55,6 @@ def generate_launch_description() -> LaunchDescription:
                 condition=IfCondition(LaunchConfiguration("use_sim")),
                 output="screen",
             ),
-            Node(
-                package="motor_ident",
-                executable="vrec_controller",
-                name="vrec_controller",
-                parameters=[params],
-                output="screen",
-            ),
+            *managed_node("vrec_controller", parameters=[params]),
         ]
     )

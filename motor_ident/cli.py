@@ -3,7 +3,8 @@
 Each subcommand lives in its own module under `motor_ident.commands` and registers itself with
 ``register(subparsers)``. Every subcommand with ``--json FILE`` writes the keys listed in the
 project's design brief, so scripts can rely on them. Errors of motor_ident print one line saying
-what to fix and exit with status 2.
+what to fix and exit with status 2, as do bad options (`motor_ident.commands.arguments`) and files
+that cannot be read or written.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from motor_ident.commands import (
     synth,
     validate,
 )
+from motor_ident.commands.arguments import CommandParser
 from motor_ident.commands.common import limit_blas_threads
 from motor_ident.errors import MotorIdentError
 
@@ -52,7 +54,7 @@ COMMANDS = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``motor-ident``."""
-    parser = argparse.ArgumentParser(prog="motor-ident", description="Identify joint and actuator dynamics.")
+    parser = CommandParser(prog="motor-ident", description="Identify joint and actuator dynamics.")
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.register(sub)
@@ -65,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     limit_blas_threads()  # one BLAS thread: small factorizations, cores shared with nodes (commands.common)
     try:
         return int(args.func(args))
-    except MotorIdentError as exc:
+    except (MotorIdentError, OSError) as exc:  # OSError: a file that cannot be read or written, a full disk
         print(f"motor-ident {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

@@ -21,5 +21,9 @@ class EstimationError(MotorIdentError):
     """An estimate cannot be computed (no data, no excitation, singular problem)."""
 
 
+class ClusterError(MotorIdentError):
+    """A Dask scheduler cannot be reached, or a parameter store cannot be written."""
+
+
 class NodeProcessError(MotorIdentError):
     """A node started as its own process did not come up, or exited before it was asked to."""

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from motor_ident.commands import arguments
 from motor_ident.commands.common import write_json
 
 if TYPE_CHECKING:
@@ -108,6 +109,13 @@ def bench_regressor(samples: int = 3000) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def bench_floating(samples: int) -> list[dict[str, Any]]:
+    """`motor_ident.commands.bench_floating.bench_floating_base` (a module of its own: it imports this one)."""
+    from motor_ident.commands.bench_floating import bench_floating_base
+
+    return bench_floating_base(samples)
 
 
 def bench_refit(windows: tuple[int, ...] = (500, 2000, 10000), updates: int = 300) -> list[dict[str, Any]]:
@@ -296,6 +304,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     results: dict[str, Any] = {}
     with console.status("regressor cost ..."):
         results["regressor"] = bench_regressor()
+    with console.status("floating-base regressor cost ..."):
+        results["floating_base"] = bench_floating(200 if quick else 1000)
     with console.status("refit rate ..."):
         results["refit"] = bench_refit(updates=100 if quick else 300)
     with console.status("physical consistency check ..."):
@@ -328,6 +338,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
         table.add_row(
             f"regressor {row['robot']}",
             f"{row['full_us']:.1f} us/sample = {row['over_pinocchio']:.2f} x pinocchio, {row['over_rnea']:.2f} x RNEA",
+            "<= 1.5 x pinocchio",
+        )
+    for row in results["floating_base"]:
+        table.add_row(
+            f"floating-base regressor, {row['dof']} DoF",
+            f"{row['rows_us']:.0f} us/sample = {row['over_pinocchio']:.2f} x pinocchio free-flyer "
+            f"({row['rows_and_wrenches_us']:.0f} with the feet's wrenches); base-row WLS refit "
+            f"{row['refit_hz']:.0f} Hz ({row['n_base']} base parameters)",
             "<= 1.5 x pinocchio",
         )
     for row in results["refit"]:
@@ -433,9 +451,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``bench`` to the command line."""
     p = sub.add_parser("bench", help="measure regressor cost, refit rate, feedforward latency, throughput, memory")
     p.add_argument("--quick", action="store_true", help="short runs (about a minute in all)")
-    p.add_argument("--ff-seconds", type=float, default=60.0, help="feedforward latency run length [s] (default 60)")
     p.add_argument(
-        "--sim-seconds", type=float, default=600.0, help="simulated seconds for the memory run (default 600)"
+        "--ff-seconds", type=arguments.POSITIVE, default=60.0, help="feedforward latency run length [s] (default 60)"
+    )
+    p.add_argument(
+        "--sim-seconds",
+        type=arguments.POSITIVE,
+        default=600.0,
+        help="simulated seconds for the memory run (default 600)",
     )
     p.add_argument(
         "--processes",
@@ -443,7 +466,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="also run the scenario with every node in its own process, next to the one-process run",
     )
     p.add_argument(
-        "--layout-seconds", type=float, default=30.0, help="simulated seconds of each --processes run (default 30)"
+        "--layout-seconds",
+        type=arguments.POSITIVE,
+        default=30.0,
+        help="simulated seconds of each --processes run (default 30)",
     )
     p.add_argument("--json", help="write the figures to this JSON file")
     p.set_defaults(func=cmd_bench)

@@ -12,6 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from motor_ident.commands import arguments
+
 if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --help stays light)
     from motor_ident.io.data import JointRecord
     from motor_ident.io.data_spec import DataSpec
@@ -64,7 +66,7 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
     keep.add_argument("--keep-samples", metavar="FIRST:STOP", help="keep only these sample indices (STOP excluded)")
     p.add_argument(
         "--resample-hz",
-        type=float,
+        type=arguments.POSITIVE,
         help="resample onto a uniform grid at this rate. Without it, stamps whose steps differ from their median "
         "by more than 5%% are resampled at the median step. Positions are interpolated by cubic spline, every "
         "measurement (measured velocities, torques, currents, duty cycles, wrench) linearly, so a joint at rest "
@@ -84,13 +86,13 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--savgol-window",
-        type=float,
+        type=arguments.POSITIVE,
         metavar="S",
         help="Savitzky-Golay window [s] (default 0.05: passes motions up to about 10 Hz; longer smooths more)",
     )
     p.add_argument(
         "--cutoff-hz",
-        type=float,
+        type=arguments.POSITIVE,
         help="Butterworth cut-off [Hz] (default 10: above most excitation trajectories, below sensor noise)",
     )
     p.add_argument(

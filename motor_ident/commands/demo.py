@@ -11,7 +11,8 @@ The demo's robot is simulated by MuJoCo (``--engine mujoco``, `motor_ident.sim.m
 an engine that shares no dynamics code with the estimator and has effects the estimator does not
 model (sticking dry friction, quadratic friction, a command delay, encoder quantisation), so
 what the demo shows is not the estimator recovering its own model. ``--engine pinocchio`` runs
-the exact plant instead.
+the exact plant instead. A scenario MuJoCo cannot simulate (PWM motor chains, directional
+friction) runs on its own engine, and the demo says why.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from motor_ident.commands import arguments
 from motor_ident.commands.common import write_json
 from motor_ident.commands.monitor import add_monitor_arguments, monitor_overrides
 from motor_ident.sim.mujoco_config import ENGINES
@@ -27,7 +29,22 @@ DEMO_ENGINE = "mujoco"
 """Physics engine of ``motor-ident demo`` unless ``--engine`` says otherwise."""
 
 
-def _run(args: argparse.Namespace, *, scenario: str) -> int:
+def demo_engine(scenario: str) -> tuple[str, str | None]:
+    """`DEMO_ENGINE`, or the scenario's engine (pinocchio) when MuJoCo cannot simulate its robot, with why."""
+    from dataclasses import replace
+
+    from motor_ident.io.robot_config import load_robot_config
+    from motor_ident.scenario.loader import load_scenario
+    from motor_ident.sim.mujoco_plant import mujoco_refusal
+
+    sim = load_scenario(scenario).nodes["sim_robot"]
+    refusal = mujoco_refusal(load_robot_config(sim.robot), replace(sim.plant, engine=DEMO_ENGINE))
+    if refusal is None:
+        return DEMO_ENGINE, None
+    return (sim.plant.engine if sim.plant.engine != DEMO_ENGINE else "pinocchio"), refusal
+
+
+def _run(args: argparse.Namespace, *, scenario: str, demo: bool) -> int:
     from rich.console import Console
 
     from motor_ident.io.demo_report import plot_run, summarize
@@ -37,7 +54,12 @@ def _run(args: argparse.Namespace, *, scenario: str) -> int:
 
     console = Console()
     layout = "one process per node" if args.processes else "one process"
-    overrides = {"sim_robot": {"engine": args.engine}} if args.engine else {}
+    chosen = args.engine
+    if chosen is None and demo:
+        chosen, refusal = demo_engine(scenario)
+        if refusal is not None:
+            console.print(f"[yellow]running on {chosen}, not {DEMO_ENGINE}[/yellow]: {refusal}", highlight=False)
+    overrides = {"sim_robot": {"engine": chosen}} if chosen else {}
     overrides.update(monitor_overrides(args))
     engine = load_scenario(scenario, overrides).nodes["sim_robot"].plant.engine
     console.print(
@@ -111,12 +133,12 @@ def _run(args: argparse.Namespace, *, scenario: str) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Run the demo scenario."""
-    return _run(args, scenario=args.scenario)
+    return _run(args, scenario=args.scenario, demo=True)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run any scenario."""
-    return _run(args, scenario=args.scenario)
+    return _run(args, scenario=args.scenario, demo=False)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -130,14 +152,17 @@ def register(sub: argparse._SubParsersAction) -> None:
             p.add_argument("scenario", help="scenario name (config/scenarios/<name>.yaml) or parameter file")
         else:
             p.add_argument("--scenario", default=default, help=f"scenario (default {default})")
-        p.add_argument("--duration", type=float, default=20.0, help="simulated seconds (default 20)")
-        engine_default = DEMO_ENGINE if default is not None else None
+        p.add_argument("--duration", type=arguments.POSITIVE, default=20.0, help="simulated seconds (default 20)")
+        engine_default = (
+            f"{DEMO_ENGINE}, or the scenario's engine when {DEMO_ENGINE} cannot simulate its robot"
+            if default is not None
+            else "the scenario's sim_robot engine"
+        )
         p.add_argument(
             "--engine",
             choices=ENGINES,
-            default=engine_default,
             help="physics of the simulated robot: pinocchio (the estimator's own model, exact) or mujoco "
-            "(independent, with unmodelled effects); default: " + (engine_default or "the scenario's sim_robot engine"),
+            "(independent, with unmodelled effects); default: " + engine_default,
         )
         p.add_argument("--real-time", action="store_true", help="step the simulator in real time, not lockstep")
         p.add_argument(

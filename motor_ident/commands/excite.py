@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from motor_ident.commands import arguments
 from motor_ident.commands.common import floats, write_json
 
 
@@ -197,23 +198,44 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--criterion", choices=["cond", "frobenius", "block", "dopt"], required=True, help="what to minimise"
     )
-    p.add_argument("--harmonics", type=int, default=5, help="harmonics per joint (default 5)")
-    p.add_argument("--base-frequency", type=float, default=0.1, help="fundamental frequency [Hz] (default 0.1)")
-    p.add_argument("--starts", type=int, default=4, help="random starts (default 4)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random starts (default 0)")
-    p.add_argument("--samples", type=int, default=100, help="criterion samples per period (default 100)")
-    p.add_argument("--max-iterations", type=int, default=150, help="iterations per start (default 150)")
+    p.add_argument("--harmonics", type=arguments.COUNT, default=5, help="harmonics per joint (default 5)")
     p.add_argument(
-        "--acceleration-limit", type=float, nargs="+", default=[5.0], help="|qdd| bound, 1 or per joint [rad/s^2]"
+        "--base-frequency", type=arguments.POSITIVE, default=0.1, help="fundamental frequency [Hz] (default 0.1)"
     )
-    p.add_argument("--position-margin", type=float, default=0.05, help="kept from position limits [rad]")
-    p.add_argument("--velocity-fraction", type=float, default=1.0, help="fraction of the URDF velocity limit")
+    p.add_argument("--starts", type=arguments.COUNT, default=4, help="random starts (default 4)")
+    p.add_argument("--seed", type=arguments.SEED, default=0, help="seed of the random starts (default 0)")
     p.add_argument(
-        "--velocity-limit", type=float, nargs="+", help="|qd| bound, 1 or per joint [rad/s] (capped by the URDF's)"
+        "--samples", type=arguments.integer(low=2), default=100, help="criterion samples per period (default 100)"
     )
-    p.add_argument("--torque-fraction", type=float, help="bound |tau| (RNEA + friction) by this fraction of effort")
-    p.add_argument("--noise-std", type=float, nargs="+", help="torque noise std per joint [N m]: weights rows 1/sigma")
-    p.add_argument("--block-weights", type=float, nargs=3, default=[1.0, 1.0, 1.0], help="w_alpha w_beta w_gamma")
+    p.add_argument("--max-iterations", type=arguments.COUNT, default=150, help="iterations per start (default 150)")
+    p.add_argument(
+        "--acceleration-limit",
+        type=arguments.POSITIVE,
+        nargs="+",
+        default=[5.0],
+        help="|qdd| bound, 1 or per joint [rad/s^2]",
+    )
+    p.add_argument(
+        "--position-margin", type=arguments.NON_NEGATIVE, default=0.05, help="kept from position limits [rad]"
+    )
+    p.add_argument(
+        "--velocity-fraction", type=arguments.FRACTION, default=1.0, help="fraction of the URDF velocity limit"
+    )
+    p.add_argument(
+        "--velocity-limit",
+        type=arguments.POSITIVE,
+        nargs="+",
+        help="|qd| bound, 1 or per joint [rad/s] (capped by the URDF's)",
+    )
+    p.add_argument(
+        "--torque-fraction", type=arguments.FRACTION, help="bound |tau| (RNEA + friction) by this fraction of effort"
+    )
+    p.add_argument(
+        "--noise-std", type=arguments.POSITIVE, nargs="+", help="torque noise std per joint [N m]: weights rows 1/sigma"
+    )
+    p.add_argument(
+        "--block-weights", type=arguments.NON_NEGATIVE, nargs=3, default=[1.0, 1.0, 1.0], help="w_alpha w_beta w_gamma"
+    )
     p.add_argument("--optimise-offset", action="store_true", help="optimise q0 too (default: mid-range)")
     p.add_argument("--method", choices=["SLSQP", "trust-constr"], default="SLSQP", help="optimiser")
     p.add_argument("--out", required=True, help="trajectory YAML to write")

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from motor_ident.commands import arguments
 from motor_ident.commands.common import floats, write_json
 
 MOTOR_PREFIX = "motor:"  # record column name of a motor: an uncoupled joint's motor shares the joint's name
@@ -239,8 +240,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--data", help="identify from this recorded .npz / .csv instead of simulating")
     p.add_argument("--friction", help="pwm phase: friction JSON written by 'experiment friction --json'")
     p.add_argument("--nominal-coupling", action="store_true", help="use the config's T instead of measuring the column")
-    p.add_argument("--duration", type=float, help="simulated experiment length [s] (default 30 friction, 15 pwm)")
-    p.add_argument("--seed", type=int, default=0, help="simulator noise seed (default 0)")
+    p.add_argument(
+        "--duration", type=arguments.POSITIVE, help="simulated experiment length [s] (default 30 friction, 15 pwm)"
+    )
+    p.add_argument("--seed", type=arguments.SEED, default=0, help="simulator noise seed (default 0)")
     p.add_argument("--save", help="write the simulated record to this .npz / .csv (for --data later)")
     p.add_argument("--json", help="write the identified values to this JSON file")
     p.set_defaults(func=cmd_experiment)

@@ -17,6 +17,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from motor_ident.commands import arguments
 from motor_ident.commands.common import write_json
 
 
@@ -69,10 +70,16 @@ def _run(args: argparse.Namespace, recordings: list[Any], settings: Any, store: 
     from distributed import Client
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from motor_ident.errors import ClusterError
     from motor_ident.fleet.cluster import identify_fleet
 
+    try:
+        client = Client(args.scheduler or cluster, timeout=args.connect_timeout)
+    except (OSError, ValueError) as exc:  # no scheduler at the address (timed out, refused), or a bad address
+        where = f"the Dask scheduler {args.scheduler}" if args.scheduler else "the local cluster's scheduler"
+        raise ClusterError(f"cannot reach {where} within {args.connect_timeout:g} s: {exc}") from None
     with (
-        Client(args.scheduler or cluster, timeout=args.connect_timeout) as client,
+        client,
         Progress(
             TextColumn("[bold]fleet identify[/]"),
             BarColumn(),
@@ -99,11 +106,14 @@ def cmd_identify(args: argparse.Namespace) -> int:
     """Identify a fleet's recordings into the parameter store."""
     from rich.console import Console
 
-    from motor_ident.fleet.cluster import RunSummary, local_cluster, pending
+    from motor_ident.fleet.cluster import RunSummary, local_cluster, pending, quiet_dask_logs
     from motor_ident.fleet.store import ParameterStore
+
+    quiet_dask_logs()  # its reconnect tracebacks: a lost scheduler is said once, in the summary
 
     recordings = _recordings(args)
     store = ParameterStore(args.store)
+    store.check_writable()  # before any work: a read-only or full store is found now, not after the run
     settings = _settings(args)
     signal.signal(signal.SIGTERM, _interrupt)  # stop like Ctrl-C: cancel, shut the cluster down
     console = Console(stderr=True)
@@ -129,18 +139,25 @@ def cmd_identify(args: argparse.Namespace) -> int:
     )
     for path, error in summary.failed:
         print(f"failed: {path}: {error}", file=sys.stderr)
+    if summary.stopped:
+        print(
+            f"stopped: {summary.stopped}: {summary.not_done} recordings not done; run the same command again to resume",
+            file=sys.stderr,
+        )
     write_json(
         args.json,
         {
             "identified": summary.identified,
             "skipped": summary.skipped,
             "failed": [{"recording": p, "error": e} for p, e in summary.failed],
+            "stopped": summary.stopped,
+            "not_done": summary.not_done,
             "workers": summary.workers,
             "seconds": summary.seconds,
             "rows": len(store),
         },
     )
-    return 1 if summary.failed else 0
+    return 1 if summary.failed or summary.stopped else 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -198,7 +215,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def _identify_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", choices=["ols", "wls", "nominal", "sdp", "log_cholesky"], default="wls")
-    p.add_argument("--alpha", type=float, default=0.9, help="data weight of --method nominal")
+    p.add_argument("--alpha", type=arguments.FRACTION, default=0.9, help="data weight of --method nominal")
     p.add_argument("--joint-states-topic", default="/joint_states", help="bags: topic of the joint states")
 
 
@@ -208,20 +225,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     commands = fleet.add_subparsers(dest="fleet_command", required=True)
 
     p = commands.add_parser("simulate", help="write N robots x M days of simulated recordings with injected drifts")
-    p.add_argument("--robots", type=int, required=True, help="number of robots")
-    p.add_argument("--days", type=int, required=True, help="recording days (one recording per robot and day)")
+    p.add_argument("--robots", type=arguments.COUNT, required=True, help="number of robots")
+    p.add_argument(
+        "--days", type=arguments.COUNT, required=True, help="recording days (one recording per robot and day)"
+    )
     p.add_argument("--out", required=True, help="output directory (DIR/<robot>/day_DDD.npz, DIR/truth.json)")
     p.add_argument("--robot", default="valkyrie_arm", help="robot config (default valkyrie_arm)")
-    p.add_argument("--duration", type=float, default=8.0, help="seconds per recording (default 8)")
-    p.add_argument("--rate", type=float, default=200.0, help="sample rate in Hz (default 200)")
-    p.add_argument("--noise", type=float, default=0.05, help="torque noise std in N m (default 0.05)")
+    p.add_argument("--duration", type=arguments.POSITIVE, default=8.0, help="seconds per recording (default 8)")
+    p.add_argument("--rate", type=arguments.POSITIVE, default=200.0, help="sample rate in Hz (default 200)")
+    p.add_argument("--noise", type=arguments.NON_NEGATIVE, default=0.05, help="torque noise std in N m (default 0.05)")
     p.add_argument("--stationary", action="store_true", help="inject no drift (to measure false alarms)")
-    p.add_argument("--ramp", type=float, default=0.25, help="friction ramp: relative increase per day (default 0.25)")
-    p.add_argument("--payload", type=float, default=1.0, help="payload mass in kg (default 1)")
     p.add_argument(
-        "--outlier", type=float, default=0.0, help="last robot's last-joint Coulomb friction x this (default: none)"
+        "--ramp",
+        type=arguments.NON_NEGATIVE,
+        default=0.25,
+        help="friction ramp: relative increase per day (default 0.25)",
     )
-    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--payload", type=arguments.NON_NEGATIVE, default=1.0, help="payload mass in kg (default 1)")
+    p.add_argument(
+        "--outlier",
+        type=arguments.NON_NEGATIVE,
+        default=0.0,
+        help="last robot's last-joint Coulomb friction x this (default: none)",
+    )
+    p.add_argument("--seed", type=arguments.SEED, default=0, help="random seed")
     p.set_defaults(func=cmd_simulate)
 
     p = commands.add_parser("identify", help="identify recordings in parallel on Dask into a parameter store")
@@ -230,17 +257,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--robot-map", help="YAML mapping robot name -> robot config (overrides --robot)")
     p.add_argument("--store", required=True, help="parameter store directory (created)")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, default=2, help="local worker processes (default 2)")
+    where.add_argument("--workers", type=arguments.COUNT, default=2, help="local worker processes (default 2)")
     where.add_argument("--scheduler", help="address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786")
-    p.add_argument("--retries", type=int, default=2, help="extra attempts of a failing recording (default 2)")
+    p.add_argument(
+        "--retries",
+        type=arguments.NON_NEGATIVE_INT,
+        default=2,
+        help="extra attempts of a failing recording (default 2)",
+    )
     p.add_argument(
         "--chunk-samples",
-        type=int,
+        type=arguments.NON_NEGATIVE_INT,
         default=500000,
         help="split NPZ recordings longer than this into chunks identified in parallel and merged exactly "
         "(default 500000; 0: never)",
     )
-    p.add_argument("--connect-timeout", type=float, default=60.0, help="seconds to reach the scheduler")
+    p.add_argument("--connect-timeout", type=arguments.POSITIVE, default=60.0, help="seconds to reach the scheduler")
     p.add_argument("--json", help="write the run's summary to this JSON file")
     _identify_options(p)
     p.set_defaults(func=cmd_identify)
@@ -249,19 +281,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--store", required=True, help="parameter store directory")
     p.add_argument("--json", help="write alarms and outliers to this JSON file")
     p.add_argument("--html", metavar="DIR", help="write index.html and one PNG per robot and joint here")
-    p.add_argument("--baseline-days", type=int, default=2, help="days of each robot's baseline (default 2)")
-    p.add_argument("--alpha", type=float, default=0.01, help="false-alarm probability of the whole report")
-    p.add_argument("--std-scale", type=float, default=1.0, help="factor on the fits' standard deviations")
-    p.add_argument("--min-fleet", type=int, default=5, help="fewest robots for fleet outliers (default 5)")
+    p.add_argument("--baseline-days", type=arguments.COUNT, default=2, help="days of each robot's baseline (default 2)")
+    p.add_argument(
+        "--alpha",
+        type=arguments.real(low=0.0, high=1.0, open=(True, True)),
+        default=0.01,
+        help="false-alarm probability of the whole report",
+    )
+    p.add_argument("--std-scale", type=arguments.POSITIVE, default=1.0, help="factor on the fits' standard deviations")
+    p.add_argument(
+        "--min-fleet", type=arguments.integer(low=4), default=5, help="fewest robots for fleet outliers (default 5)"
+    )
     p.set_defaults(func=cmd_report)
 
     p = commands.add_parser("bench", help="throughput with 1 and 2 local workers and a TCP cluster (127.0.0.1)")
     p.add_argument("--robot", default="valkyrie_arm", help="robot config (default valkyrie_arm)")
-    p.add_argument("--robots", type=int, default=4, help="simulated robots (default 4)")
-    p.add_argument("--days", type=int, default=6, help="days per robot (default 6)")
-    p.add_argument("--duration", type=float, default=60.0, help="seconds per recording (default 60)")
-    p.add_argument("--rate", type=float, default=500.0, help="sample rate in Hz (default 500)")
-    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--robots", type=arguments.COUNT, default=4, help="simulated robots (default 4)")
+    p.add_argument("--days", type=arguments.COUNT, default=6, help="days per robot (default 6)")
+    p.add_argument("--duration", type=arguments.POSITIVE, default=60.0, help="seconds per recording (default 60)")
+    p.add_argument("--rate", type=arguments.POSITIVE, default=500.0, help="sample rate in Hz (default 500)")
+    p.add_argument("--seed", type=arguments.SEED, default=0, help="random seed")
     p.add_argument("--json", help="write the figures to this JSON file")
     _identify_options(p)
     p.set_defaults(func=cmd_bench)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from motor_ident.commands import arguments
 from motor_ident.commands.common import Stages, floats, write_json
 from motor_ident.commands.data_options import add_data_arguments, add_robot_argument, is_bag, print_wrapped
 from motor_ident.commands.torque_options import (
@@ -72,7 +73,7 @@ def online_replay(
             f"--online {scenario}: its robot has joints {list(core.regressor.robot.joint_names)}, "
             f"the data {list(joints)}"
         )
-    uncentred = core.config.gate.r2_definition == "uncentred"
+    definition = core.config.gate.r2_definition
     gate: list[tuple[float, bool]] = [(float(t[0]), False)]
     r2_t: list[float] = []
     r2: list[np.ndarray] = []
@@ -82,7 +83,7 @@ def online_replay(
         if core.fit is not None and core.fit is not last:
             last = core.fit
             r2_t.append(float(t[k]))
-            r2.append(core.fit.r2_uncentred if uncentred else core.fit.r2)
+            r2.append(core.fit.r2_of(definition))
         if core.gate_open != gate[-1][1]:
             gate.append((float(t[k]), core.gate_open))
     counts, span = core.counts, float(t[-1] - t[0]) if t.size else 0.0
@@ -128,6 +129,10 @@ def cmd_identify(args: argparse.Namespace) -> int:
     from motor_ident.io.params import ParameterSet, save_parameters
     from motor_ident.io.preprocess import prepare_record
 
+    if args.floating_base:
+        from motor_ident.commands.floating_base import cmd_identify_floating
+
+        return cmd_identify_floating(args)
     config = load_robot(args.robot)
     spec = load_spec_arg(args)
     spec_defaults(args, spec)
@@ -170,7 +175,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
             method=args.method,
             theta_nominal=theta_nominal,
             alpha=args.alpha,
-            validate_fraction=args.validate,
+            validate_fraction=args.validate or 0.0,
             progress=fitting if record.t.size > PROGRESS_SAMPLES else None,
             check_consistency=True,
         )
@@ -194,7 +199,9 @@ def cmd_identify(args: argparse.Namespace) -> int:
     for j, name in enumerate(config.joints):
         held = f"{result.heldout.r2[j]:13.4f}" if result.heldout is not None else f"{'-':>13}"
         print(f"{name:<24}{fit.r2[j]:10.4f}{fit.r2_uncentred[j]:14.4f}{fit.nrmse[j]:10.4f}{held}")
-    print("base parameters (value +- std):")
+    from motor_ident.core.estimation.covariance import ESTIMATOR
+
+    print(f"base parameters (value +- std; std: {ESTIMATOR}):")
     for expr, value, std in zip(base.expressions(), fit.theta, fit.std):
         print(f"  {value:12.5g} +- {std:<10.3g} {expr}")
     if args.out:
@@ -213,6 +220,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
                         "expressions": base.expressions(),
                         "values": floats(fit.theta),
                         "std": floats(fit.std),
+                        "covariance": [floats(row) for row in fit.covariance],
                     },
                     "metrics": {
                         "r2_per_joint": floats(fit.r2),
@@ -304,9 +312,9 @@ def cmd_identify(args: argparse.Namespace) -> int:
         )
         passed = bool(payload["validation"]["passed"])
     if args.urdf_out:
-        from motor_ident.commands.validate import write_urdf
+        from motor_ident.commands.validate import write_nearest_urdf
 
-        payload["urdf"] = write_urdf(args.urdf_out, config, regressor, result.theta)
+        payload["urdf"] = write_nearest_urdf(args.urdf_out, config, regressor, base, fit.theta, fit.covariance)
     write_json(args.json, payload)
     return 0 if passed else 1
 
@@ -328,9 +336,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="estimator (default wls); sdp and log_cholesky keep every body physically valid",
     )
     p.add_argument(
-        "--alpha", type=float, default=0.9, help="data weight of --method nominal (Kolathaya et al. 2016, eq. 105)"
+        "--alpha",
+        type=arguments.FRACTION,
+        default=0.9,
+        help="data weight of --method nominal (Kolathaya et al. 2016, eq. 105)",
     )
-    p.add_argument("--validate", type=float, default=0.0, metavar="FRACTION", help="hold out this final fraction")
+    p.add_argument(
+        "--validate",
+        type=arguments.real(low=0.0, high=1.0, open=(True, True)),
+        metavar="FRACTION",
+        help="hold out this final fraction of the samples, in (0, 1) (default: none)",
+    )
     p.add_argument("--out", help="write identified parameters to this YAML file")
     p.add_argument("--json", help="write the fit summary to this JSON file")
     p.add_argument(
@@ -355,7 +371,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--urdf-out",
         metavar="FILE",
-        help="write the identified inertias and friction into a copy of the URDF, checked by reloading it "
-        "(needs physically consistent parameters: --method log_cholesky or sdp)",
+        help="write a copy of the URDF whose links are the physically consistent set nearest to the URDF's "
+        "(log-det divergence of the pseudo-inertias) that reproduces the identified base parameters; "
+        "prints each link's mass nominal -> exported; checked by reloading it",
+    )
+    p.add_argument(
+        "--floating-base",
+        action="store_true",
+        help="a robot standing on its feet (robot YAML with a floating_base section): DATA is a floating-base NPZ "
+        "(joint encoders, base IMU, a 6-axis wrench per foot; motor_ident/io/floating_record.py); identifies from "
+        "the contact wrenches (docs/floating-base.md)",
+    )
+    p.add_argument(
+        "--rows",
+        choices=["base", "all"],
+        default="base",
+        help="--floating-base: the 6 base rows (contact wrenches only; default) or all rows (joint torques too)",
+    )
+    p.add_argument(
+        "--imu-topic", default="/imu/data", help="--floating-base bags: the base IMU's sensor_msgs/Imu topic"
+    )
+    p.add_argument(
+        "--foot-wrench-topic",
+        action="append",
+        default=[],
+        metavar="CONTACT=TOPIC",
+        help="--floating-base bags: a contact's geometry_msgs/WrenchStamped topic (default /<contact>/wrench)",
     )
     p.set_defaults(func=cmd_identify)

@@ -12,12 +12,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from motor_ident.commands import arguments
 from motor_ident.errors import ConfigError
 from motor_ident.scenario.monitor import MonitorSettings
 from motor_ident.schema import specs
 
 _DEFAULTS = MonitorSettings()
 _HELP = {name: spec.description for name, (spec, _, _) in specs(MonitorSettings).items()}
+_PORT = arguments.from_setting(MonitorSettings, "port")
 INSTALL_HINT = "the monitor needs the foxglove-sdk package: pip install 'motor_ident[monitor]'"
 
 
@@ -26,7 +28,7 @@ def add_monitor_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--monitor", action="store_true", help=f"monitor: {_HELP['enabled']}; see motor-ident monitor")
     parser.add_argument("--monitor-host", default=_DEFAULTS.host, help=f"{_HELP['host']} (default {_DEFAULTS.host})")
     parser.add_argument(
-        "--monitor-port", type=int, default=_DEFAULTS.port, help=f"{_HELP['port']} (default {_DEFAULTS.port})"
+        "--monitor-port", type=_PORT, default=_DEFAULTS.port, help=f"{_HELP['port']} (default {_DEFAULTS.port})"
     )
 
 
@@ -78,7 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``monitor`` to the command line."""
     p = sub.add_parser("monitor", help="serve the running nodes' topics live to Foxglove (WebSocket)")
     p.add_argument("--host", default=_DEFAULTS.host, help=f"{_HELP['host']} (default {_DEFAULTS.host})")
-    p.add_argument("--port", type=int, default=_DEFAULTS.port, help=f"{_HELP['port']} (default {_DEFAULTS.port})")
+    p.add_argument("--port", type=_PORT, default=_DEFAULTS.port, help=f"{_HELP['port']} (default {_DEFAULTS.port})")
     p.add_argument(
         "--topics",
         nargs="+",

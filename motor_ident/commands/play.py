@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from motor_ident.commands import arguments
+
 
 def cmd_play(args: argparse.Namespace) -> int:
     """Replay a bag over DDS."""
@@ -25,12 +27,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``play`` to the command line."""
     p = sub.add_parser("play", help="replay a rosbag2 onto its topics with the original timing and /clock")
     p.add_argument("bag", help="bag directory, .mcap or .db3 file")
-    p.add_argument("--rate", type=float, default=1.0, help="playback speed factor (default 1)")
+    p.add_argument("--rate", type=arguments.POSITIVE, default=1.0, help="playback speed factor (default 1)")
     p.add_argument("--loop", action="store_true", help="start again at the end until Ctrl-C (time goes backwards)")
     p.add_argument("--topics", nargs="+", metavar="TOPIC", help="replay only these topics (default: all)")
     p.add_argument(
         "--wait",
-        type=float,
+        type=arguments.NON_NEGATIVE,
         default=2.0,
         metavar="SEC",
         help="hold the start until every topic has a subscriber, at most SEC seconds (default 2)",

@@ -25,6 +25,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from motor_ident.commands import arguments
 from motor_ident.commands.common import write_json
 from motor_ident.sim.mujoco_config import ENGINES
 
@@ -133,7 +134,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("record", help="simulate a scenario under excitation and write a rosbag2 (MCAP)")
     p.add_argument("--scenario", default="valkyrie_arm", help="scenario name or parameter file (default valkyrie_arm)")
     p.add_argument("--out", required=True, help="bag directory to create (must not exist)")
-    p.add_argument("--duration", type=float, default=20.0, help="simulated seconds (default 20)")
+    p.add_argument("--duration", type=arguments.POSITIVE, default=20.0, help="simulated seconds (default 20)")
     p.add_argument("--storage", choices=["mcap", "sqlite3"], default="mcap", help="rosbag2 storage (default mcap)")
     p.add_argument(
         "--engine",

@@ -5,13 +5,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from motor_ident.commands import arguments
 from motor_ident.commands.common import write_json
 from motor_ident.errors import ConfigError
-from motor_ident.papers.reproduction import ENGINES, PAPERS, ReproduceOptions
+from motor_ident.papers.reproduction import ENGINES, MUJOCO_PAPERS, PAPERS, ReproduceOptions, check_engine
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    """Run a paper's reproduction, print its tables, write JSON / table files; exit 1 if a required row fails."""
+    """Run a paper's reproduction, print its tables and verdict, write JSON / table files.
+
+    Exit status 0 when every key claim of the paper is reproduced and every required check of our
+    own method passed, 1 otherwise (`motor_ident.papers.reproduction.Reproduction.passed`); 2 for an
+    engine the paper has no plant on.
+    """
+    check_engine(args.paper, args.engine)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -45,7 +52,6 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             )
         )
     print(result.text())
-    print(f"\n{'PASSED' if result.passed else 'FAILED'} (required rows; plant: {result.engine})")
     if args.out:
         out = Path(args.out)
         if out.suffix.lower() == ".csv":
@@ -64,19 +70,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``reproduce`` to the command line."""
     p = sub.add_parser("reproduce", help="a paper's result side by side with ours")
     p.add_argument("paper", choices=PAPERS, help="which paper")
-    p.add_argument("--runs", type=int, default=100, help="Monte Carlo runs (default 100)")
-    p.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
-    p.add_argument("--starts", type=int, default=4, help="random starts of the excitation optimisation (default 4)")
+    p.add_argument("--runs", type=arguments.COUNT, default=100, help="Monte Carlo runs (default 100)")
+    p.add_argument("--seed", type=arguments.SEED, default=0, help="seed of every random draw (default 0)")
+    p.add_argument(
+        "--starts", type=arguments.COUNT, default=4, help="random starts of the excitation optimisation (default 4)"
+    )
     p.add_argument("--trajectory", help="use this excitation YAML (from motor-ident excite) instead of optimising")
     p.add_argument(
         "--engine",
         choices=ENGINES,
         default="pinocchio",
         help="simulator of the rigid-body plants: pinocchio (the estimator's own dynamics, exact recovery) or "
-        "mujoco (independent engine, unmodelled effects); papers with other plants say which ran",
+        f"mujoco (independent engine, unmodelled effects; only {', '.join(MUJOCO_PAPERS)}: the other papers "
+        "run their own plants and refuse it)",
     )
     p.add_argument("--out", help="write the tables (one per kind of row) to this .csv or .md file")
     p.add_argument(
-        "--json", help="write rows (kind, reproduced, required), passed, engine and details to this JSON file"
+        "--json",
+        help="write rows (kind, status, required), verdict, counts, passed, engine and details to this JSON file",
     )
     p.set_defaults(func=cmd_reproduce)

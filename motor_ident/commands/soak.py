@@ -14,6 +14,7 @@ import argparse
 import time
 from typing import Any
 
+from motor_ident.commands import arguments
 from motor_ident.commands.common import write_json
 
 
@@ -94,7 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``soak`` to the command line."""
     p = sub.add_parser("soak", help="long scenario run over DDS: memory, dropped cycles, non-finite commands")
     p.add_argument("--scenario", default="valkyrie_arm", help="scenario (default valkyrie_arm)")
-    p.add_argument("--duration", type=float, default=600.0, help="simulated seconds (default 600)")
+    p.add_argument("--duration", type=arguments.POSITIVE, default=600.0, help="simulated seconds (default 600)")
     p.add_argument("--processes", action="store_true", help="each node in its own process (memory summed over them)")
     p.add_argument("--json", help="write the figures to this JSON file")
     p.set_defaults(func=cmd_soak)

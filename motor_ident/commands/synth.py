@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import argparse
 
+from motor_ident.commands import arguments
+
 
 def cmd_synth(args: argparse.Namespace) -> int:
     """Write a synthetic excitation record of a robot (true parameters = its nominal model)."""
+    if args.floating_base:
+        from motor_ident.commands.floating_base import cmd_synth_floating
+
+        return cmd_synth_floating(args)
     import numpy as np
 
     from motor_ident.commands.common import floats, write_json
@@ -22,7 +28,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
         payload_mass=args.payload_mass,
         payload_frame=args.payload_frame,
         duration=args.duration,
-        rate_hz=args.rate,
+        rate_hz=args.rate or 200.0,
         noise_std=args.noise,
         seed=args.seed,
     )
@@ -61,10 +67,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("synth", help="write a synthetic excitation record from a robot's nominal model")
     p.add_argument("--robot", required=True, help="robot config name or YAML path")
     p.add_argument("--out", required=True, help="output file (.npz or .csv)")
-    p.add_argument("--duration", type=float, default=30.0, help="seconds (default 30)")
-    p.add_argument("--rate", type=float, default=200.0, help="sample rate in Hz (default 200)")
-    p.add_argument("--noise", type=float, default=0.05, help="joint torque noise std in N m (default 0.05)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (trajectory and true drive gains)")
+    p.add_argument("--duration", type=arguments.POSITIVE, default=30.0, help="seconds (default 30)")
+    p.add_argument(
+        "--rate",
+        type=arguments.POSITIVE,
+        default=None,
+        help="sample rate in Hz (default 200; 1000 with --floating-base)",
+    )
+    p.add_argument(
+        "--noise", type=arguments.NON_NEGATIVE, default=0.05, help="joint torque noise std in N m (default 0.05)"
+    )
+    p.add_argument("--seed", type=arguments.SEED, default=0, help="random seed (trajectory and true drive gains)")
     p.add_argument(
         "--torque-source",
         default=None,
@@ -73,7 +86,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "currents (made with true drive gains a few %% off the config's), PWM duty cycles, or an F/T wrench",
     )
     p.add_argument(
-        "--payload-mass", type=float, default=0.0, metavar="KG", help="add a point payload of this mass [kg]"
+        "--payload-mass",
+        type=arguments.NON_NEGATIVE,
+        default=0.0,
+        metavar="KG",
+        help="add a point payload of this mass [kg]",
     )
     p.add_argument(
         "--payload-frame",
@@ -82,4 +99,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="URDF frame the payload sits at (default: the last joint's frame)",
     )
     p.add_argument("--json", help="write a summary (true_drive_gains, ...) to this JSON file")
+    p.add_argument(
+        "--floating-base",
+        action="store_true",
+        help="the robot standing on its feet, simulated by MuJoCo (robot YAML with a floating_base section): link "
+        "masses perturbed 10-30 %%, balancing motion, F/T wrenches at the feet and an IMU at 1 kHz "
+        "(--noise and the payload options do not apply)",
+    )
+    p.add_argument(
+        "--mass-seed",
+        type=int,
+        default=0,
+        help="--floating-base: seed of the true masses (the same robot for every --seed)",
+    )
     p.set_defaults(func=cmd_synth)

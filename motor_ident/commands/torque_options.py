@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from motor_ident.commands import arguments
+
 if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --help stays light)
     from motor_ident.core.actuators.torque_sources import TorqueConverter
     from motor_ident.core.estimation.drive_gains import DriveGainFit
@@ -52,7 +54,9 @@ def add_torque_arguments(p: argparse.ArgumentParser, *, payload: bool = True) ->
             "(read like DATA): the drive gains are identified with the base parameters and written with their "
             "std into --out and --json",
         )
-        p.add_argument("--payload-mass", type=float, metavar="KG", help="mass of the payload of --payload-data [kg]")
+        p.add_argument(
+            "--payload-mass", type=arguments.POSITIVE, metavar="KG", help="mass of the payload of --payload-data [kg]"
+        )
         p.add_argument(
             "--payload-frame",
             default="",
@@ -199,6 +203,7 @@ def apply_torque_source(
         EstimationError: currents with unknown gains and no payload run (the scale is not identifiable).
     """
     from motor_ident.commands.common import floats
+    from motor_ident.commands.data_options import print_wrapped
     from motor_ident.core.actuators.torque_sources import UNITS, configured_side_gains
     from motor_ident.core.estimation.drive_gains import SCALE_NOT_IDENTIFIABLE
     from motor_ident.errors import ConfigError, EstimationError
@@ -237,11 +242,23 @@ def apply_torque_source(
         values = configured_side_gains(out.fit.gains, config.torque_source, converter.transmission)
         std = configured_side_gains(out.fit.gains_std, config.torque_source, converter.transmission)
         out.json.update(
-            {"drive_gains_from": "payload run", "payload_mass": float(payload_mass), "payload_data": str(payload_data)}  # type: ignore[arg-type]
+            {
+                "drive_gains_from": "payload run",
+                "drive_gains_determined": [d.determined for d in out.fit.determination],
+                "drive_gain_notes": [d.reason for d in out.fit.determination],
+                "payload_mass": float(payload_mass),  # type: ignore[arg-type]
+                "payload_data": str(payload_data),
+            }
         )
-        print(f"drive gains [N m/A, {side} side] from the payload run ({payload_mass:g} kg):")
-        for name, g, s in zip(motors, values, std):
-            print(f"  {name:<24}{g:12.6g} +- {s:.3g}")
+        print(
+            f"drive gains [N m/A, {side} side] from the payload run ({payload_mass:g} kg), "
+            "std from the sandwich covariance (residual correlation included):"
+        )
+        for name, g, s, how in zip(motors, values, std, out.fit.determination):
+            print(f"  {name:<24}{g:12.6g} +- {s:.3g}" + ("" if how.determined else "   POORLY DETERMINED"))
+        for name, how in zip(motors, out.fit.determination):
+            if not how.determined:
+                print_wrapped("warning", f"drive gain of {name}: {how.reason}")
     if kind == "motor_current":
         out.json.update(
             {

@@ -39,7 +39,9 @@ from motor_ident.commands.torque_options import add_torque_arguments
 
 if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --help stays light)
     from motor_ident.core.actuators.torque_sources import TorqueConverter
+    from motor_ident.core.rigid_body.base_params import BaseParameters
     from motor_ident.core.rigid_body.regressor import Regressor
+    from motor_ident.io.params import ParameterSet
     from motor_ident.io.robot_config import RobotConfig
 
 
@@ -248,6 +250,77 @@ def validate_recording(
     }
 
 
+def write_nearest_urdf(
+    path: str,
+    config: RobotConfig,
+    regressor: Regressor,
+    base: BaseParameters,
+    theta_base: np.ndarray,
+    covariance: np.ndarray,
+) -> dict[str, Any]:
+    """``--urdf-out``: the consistent links nearest to the URDF's that reproduce the identified base parameters.
+
+    Prints each link's mass nominal -> exported with what the data say about it, and the distance
+    (`motor_ident.core.estimation.nearest_consistent`); returns the JSON summary.
+    """
+    from motor_ident.core.estimation.constraints import physical_constraints
+    from motor_ident.core.estimation.nearest_consistent import METRIC, nearest_consistent
+
+    near = nearest_consistent(
+        physical_constraints(regressor),
+        base.projection,
+        theta_base,
+        covariance,
+        config.nominal_parameters(regressor),
+    )
+    print(f"URDF links: the physically consistent set nearest to the nominal URDF ({METRIC}: {near.distance:.4g})")
+    print(
+        f"  its base parameters are {near.mahalanobis:.3g} standard units from the identified ones "
+        f"(95 % ellipsoid: {near.radius:.3g})"
+    )
+    print(f"  {'link':<24}{'nominal kg':>12}{'exported kg':>13}{'+- std':>9}  the data")
+    for name, m0, m, std, how in zip(
+        regressor.robot.body_names, near.mass_nominal, near.mass, near.mass_std, near.mass_class
+    ):
+        print(f"  {name:<24}{m0:12.4g}{m:13.4g}{std:9.2g}  {how}")
+    print(f"  {'total':<24}{near.mass_nominal.sum():12.4g}{near.mass.sum():13.4g}")
+    summary = write_urdf(path, config, regressor, near.theta)
+    summary["links"] = {
+        "metric": METRIC,
+        "distance": near.distance,
+        "mahalanobis": near.mahalanobis,
+        "radius_95": near.radius,
+        "names": list(regressor.robot.body_names),
+        "mass_nominal": floats(near.mass_nominal),
+        "mass": floats(near.mass),
+        "mass_std": floats(near.mass_std),
+        "mass_class": list(near.mass_class),
+    }
+    return summary
+
+
+def write_urdf_of_file(path: str, config: RobotConfig, regressor: Regressor, params: ParameterSet) -> dict[str, Any]:
+    """``validate --urdf-out``: the nearest consistent links when the file holds its base parameters' covariance.
+
+    Parameter files written by ``identify --out`` hold the base parameters with their covariance;
+    other files (hand-written, older) are written as they are (they must be physically consistent).
+    """
+    from motor_ident.core.estimation.identification import structural_base_parameters
+
+    recorded = params.extra.get("base_parameters")
+    if isinstance(recorded, dict) and "covariance" in recorded and "values" in recorded:
+        base = structural_base_parameters(regressor)
+        if list(recorded.get("expressions", [])) == list(base.expressions()):
+            covariance = np.asarray(recorded["covariance"], dtype=float)
+            return write_nearest_urdf(path, config, regressor, base, np.asarray(recorded["values"]), covariance)
+    print_wrapped(
+        "note",
+        "the parameters file holds no base-parameter covariance (identify --out writes it): its full parameters "
+        "go into the URDF as they are",
+    )
+    return write_urdf(path, config, regressor, params.values)
+
+
 def write_urdf(path: str, config: RobotConfig, regressor: Regressor, theta: np.ndarray) -> dict[str, Any]:
     """``--urdf-out``: the identified URDF, checked by reloading it; returns its JSON summary."""
     from motor_ident.io.urdf_export import export_urdf
@@ -255,7 +328,7 @@ def write_urdf(path: str, config: RobotConfig, regressor: Regressor, theta: np.n
     done = export_urdf(path, config, regressor, theta)
     print(
         f"URDF written to {done.path} (reloaded by pinocchio: torques within {done.max_torque_error:.2g} N m of the "
-        f"identified model's)"
+        f"parameters written)"
     )
     return {"path": str(done.path), "max_torque_error": done.max_torque_error, "comments": list(done.comments)}
 
@@ -343,7 +416,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     )
     payload = {"robot": config.name, "parameters": str(args.params), "method": params.method, **payload}
     if args.urdf_out:
-        payload["urdf"] = write_urdf(args.urdf_out, config, regressor, params.values)
+        payload["urdf"] = write_urdf_of_file(args.urdf_out, config, regressor, params)
     write_json(args.json, payload)
     return 0 if payload["passed"] else 1
 

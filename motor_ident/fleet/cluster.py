@@ -9,8 +9,11 @@ laptop or on a cluster started by Dask's deployment tools (dask-jobqueue for SLU
 process, which alone writes the store. A task that raises is retried (``retries``), a task whose
 worker dies is rescheduled by Dask on another worker (``distributed.scheduler.allowed-failures``).
 
-Recordings whose key (content hash + settings and config hash) is already in the store are not
-submitted, so an interrupted run resumes where it stopped.
+Recordings whose key (content hash + settings and config hash) is already in the store under
+their robot are not submitted, so an interrupted run resumes where it stopped. A recording that
+cannot even be planned (a truncated NPZ whose length cannot be read) is that recording's failure;
+the others are identified. A lost scheduler or a store that can no longer be written stops the
+run once, saying how many recordings were not done: the same command resumes.
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from typing import Any
 
-from distributed import Client, LocalCluster, as_completed
+from distributed import Client, Future, LocalCluster, as_completed
+from distributed.comm.core import CommClosedError
 
 from motor_ident.fleet.recordings import Recording, sample_count
 from motor_ident.fleet.store import ParameterStore
@@ -41,6 +46,9 @@ class RunSummary:
         failed: (recording path, error) of recordings that failed after their retries.
         workers: Dask workers the run used.
         seconds: wall time of the identification (from the first submission to the last row).
+        stopped: why the run stopped before every recording was done (the scheduler was lost, the
+            store could not be written); empty when it ran to the end.
+        not_done: recordings neither identified nor failed when the run stopped.
     """
 
     identified: int = 0
@@ -48,6 +56,8 @@ class RunSummary:
     failed: list[tuple[str, str]] = field(default_factory=list)
     workers: int = 0
     seconds: float = 0.0
+    stopped: str = ""
+    not_done: int = 0
 
 
 def local_cluster(workers: int) -> LocalCluster:
@@ -58,15 +68,24 @@ def local_cluster(workers: int) -> LocalCluster:
         processes=True,
         host="127.0.0.1",
         dashboard_address=None,
+        # no dashboard; the scheduler's HTTP endpoints on a free port (not 8787, so no warning when it is taken)
+        scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
         silence_logs=logging.CRITICAL,  # workers' shutdown races are logged as errors; task errors reach the client
         env={"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
     )
 
 
+def quiet_dask_logs() -> None:
+    """Silence Dask's own logs in this process below CRITICAL (its config gives some loggers their own level)."""
+    for name in ["distributed", *logging.root.manager.loggerDict]:
+        if name.startswith("distributed"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 def pending(recordings: Sequence[Recording], settings: IdentifySettings, store: ParameterStore) -> list[Recording]:
-    """The recordings whose row (content, settings and config hash) is not in ``store`` yet."""
-    stored = store.keys()
-    return [r for r in recordings if row_key(r, settings) not in stored]
+    """The recordings whose row (content, settings and config hash, under their robot) is not in ``store`` yet."""
+    stored = store.rows()
+    return [r for r in recordings if (r.robot, row_key(r, settings)) not in stored]
 
 
 def identify_fleet(
@@ -105,34 +124,68 @@ def identify_fleet(
     if not todo:
         return summary
     start = time.perf_counter()
-    futures = {}
+    futures: dict[Future, Recording] = {}
     for r in todo:
-        key = row_key(r, settings)
-        samples = sample_count(r) if chunk_samples else None
-        if samples is None or samples <= chunk_samples:
-            futures[client.submit(task, r, settings, retries=retries, pure=False, key=f"identify-{key}")] = r
+        try:
+            samples = sample_count(r) if chunk_samples else None
+        except Exception as exc:  # a recording that cannot be planned is its own failure, not the run's
+            summary.failed.append(_failure(r, exc))
             continue
-        chunks = [
-            client.submit(
-                chunk_statistics, r, settings, first, min(first + chunk_samples, samples),
-                retries=retries, pure=False, key=f"chunk-{first}-{key}",
-            )
-            for first in range(0, samples, chunk_samples)
-        ]  # fmt: skip
-        futures[client.submit(merge_chunks, r, settings, *chunks, retries=retries, pure=False, key=f"merge-{key}")] = r
+        futures[_submit(client, task, r, settings, samples, chunk_samples, retries)] = r
+    done = 0
     try:
         for future in as_completed(futures, timeout=timeout):
             recording = futures[future]
             try:
                 row = future.result()
+            except (CancelledError, CommClosedError):  # the client lost its scheduler: futures cancelled or cut
+                summary.stopped = f"lost the Dask scheduler {client.scheduler.address}"
+                break
             except Exception as exc:  # a task's own error, after its retries
-                summary.failed.append((str(recording.path), f"{type(exc).__name__}: {exc}"))
+                summary.failed.append(_failure(recording, exc))
             else:
-                store.write(row)
+                try:
+                    store.write(row)
+                except OSError as exc:
+                    summary.stopped = f"cannot write to the parameter store {store.root}: {exc}"
+                    break
                 summary.identified += 1
+            done += 1
             if progress is not None:
                 progress(summary.skipped + summary.identified + len(summary.failed), len(recordings))
     finally:  # an interrupted run leaves no work behind on a shared cluster
         client.cancel([f for f in futures if not f.done()])
+    summary.not_done = len(futures) - done
     summary.seconds = time.perf_counter() - start
     return summary
+
+
+def _failure(recording: Recording, exc: Exception) -> tuple[str, str]:
+    """(path, error) of a failed recording; the error without the path its message may start with."""
+    return str(recording.path), f"{type(exc).__name__}: {str(exc).removeprefix(f'{recording.path}: ')}"
+
+
+def _submit(
+    client: Client,
+    task: Task,
+    recording: Recording,
+    settings: IdentifySettings,
+    samples: int | None,
+    chunk_samples: int,
+    retries: int,
+) -> Future:
+    """The future of a recording's row: one task, or chunk tasks and the task merging them.
+
+    Task keys name the robot too: the same file under two robots is two rows.
+    """
+    key = f"{recording.robot}-{row_key(recording, settings)}"
+    if samples is None or samples <= chunk_samples:
+        return client.submit(task, recording, settings, retries=retries, pure=False, key=f"identify-{key}")
+    chunks = [
+        client.submit(
+            chunk_statistics, recording, settings, first, min(first + chunk_samples, samples),
+            retries=retries, pure=False, key=f"chunk-{first}-{key}",
+        )
+        for first in range(0, samples, chunk_samples)
+    ]  # fmt: skip
+    return client.submit(merge_chunks, recording, settings, *chunks, retries=retries, pure=False, key=f"merge-{key}")

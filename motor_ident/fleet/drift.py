@@ -7,8 +7,9 @@ against the robot's baseline window (its first ``baseline_days`` days),
 
 where x_b is the inverse-variance weighted mean of the baseline estimates and s_b^2 = 1 / sum(1 /
 s_i^2), each s being the estimate's own standard deviation from the fit's covariance (the
-Cramer-Rao bound of weighted least squares), multiplied by ``std_scale`` for data whose noise is
-not white. The family-wise false-alarm budget ``alpha`` is split over every test of the report
+sandwich of `motor_ident.core.estimation.covariance`, which includes the residuals'
+correlation), multiplied by ``std_scale`` (1 unless a check on a stationary period says
+otherwise). The family-wise false-alarm budget ``alpha`` is split over every test of the report
 (Bonferroni): a test alarms when |z| > Phi^-1(1 - alpha / (2 m)), m tests. With honest standard
 deviations the probability of any false alarm in the whole report is at most alpha.
 

@@ -3,7 +3,8 @@
 Layout: ``DIR/<robot>/<recording>`` (a recording is an ``.npz`` / ``.csv`` file, an ``.mcap`` /
 ``.db3`` file or a rosbag2 directory with ``metadata.yaml``); files directly in ``DIR`` belong to
 the robot named like ``DIR``. A path given explicitly is one recording of the robot named like
-its parent directory.
+its parent directory. Paths are made absolute when found (a recording's path is read by
+workers that may run in another directory, or on another machine with the same file system).
 
 A recording's time is its first time stamp when that is an absolute time (bags carry header
 stamps; simulated fleets write absolute times), else the file's modification time. Its content
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zipfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,7 @@ import numpy as np
 import yaml
 
 from motor_ident.errors import ConfigError, DataError
+from motor_ident.io.data import check_samples
 
 RECORD_SUFFIXES = (".npz", ".csv")
 BAG_SUFFIXES = (".mcap", ".db3")
@@ -114,12 +117,13 @@ def find_recordings(
     for source in map(Path, sources):
         if not source.exists():
             raise DataError(f"{source}: no such file or directory")
+        source = source.resolve()
         if _is_recording(source):
-            found.append((source, source.resolve().parent.name))
+            found.append((source, source.parent.name))
             continue
         for child in sorted(source.iterdir()):
             if _is_recording(child):
-                found.append((child, source.resolve().name))
+                found.append((child, source.name))
             elif child.is_dir() and not child.name.startswith("."):
                 found.extend((p, child.name) for p in sorted(child.iterdir()) if _is_recording(p))
     if not found:
@@ -127,10 +131,12 @@ def find_recordings(
             f"no recordings under {[str(s) for s in sources]}: expected DIR/<robot>/<recording>.npz|.csv|.mcap|bag/"
         )
     out = []
-    for path, robot in found:
+    for path, robot in dict.fromkeys(found):  # a recording named twice (its directory and itself) once
         config = (robot_map or {}).get(robot, robot_config)
         if config is None:
             raise ConfigError(f"robot {robot!r} ({path}) has no config: add it to --robot-map or give --robot")
+        if Path(config).is_file():  # a YAML path: absolute, as the recordings'
+            config = str(Path(config).resolve())
         out.append(Recording(path=path, robot=robot, config=config, content_hash=content_hash(path)))
     return sorted(out, key=lambda r: (r.robot, str(r.path)))
 
@@ -143,11 +149,17 @@ def recording_time(path: Path, first_stamp: float) -> float:
 
 
 def sample_count(recording: Recording) -> int | None:
-    """Samples of an NPZ recording (reads only its ``t`` array); None for other formats (not chunked)."""
+    """Samples of an NPZ recording (reads only its ``t`` array); None for other formats (not chunked).
+
+    Raises:
+        DataError: the NPZ cannot be read (truncated, damaged) or has no 1-D ``t`` array.
+    """
     if recording.is_bag or recording.path.suffix.lower() != ".npz":
         return None
     try:
         with np.load(recording.path, allow_pickle=False) as z:
-            return int(z["t"].shape[0])
-    except (OSError, ValueError, KeyError):
-        return None  # the task reports the problem
+            t = z["t"]
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
+        raise DataError(f"{recording.path}: cannot read: {type(exc).__name__}: {exc}") from None
+    check_samples(t, str(recording.path))
+    return int(t.shape[0])

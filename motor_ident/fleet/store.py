@@ -31,7 +31,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from motor_ident.errors import DataError
+from motor_ident.errors import ClusterError, DataError
 from motor_ident.io.data import atomic_write
 
 
@@ -52,9 +52,25 @@ class ParameterStore:
 
     def keys(self) -> set[str]:
         """Keys of every stored row."""
+        return {key for _, key in self.rows()}
+
+    def rows(self) -> set[tuple[str, str]]:
+        """(robot, key) of every stored row: the same recording may be stored under two robots."""
         if not self.rows_dir.is_dir():
             return set()
-        return {p.stem for p in self.rows_dir.glob("*/*.parquet")}
+        return {(p.parent.name, p.stem) for p in self.rows_dir.glob("*/*.parquet")}
+
+    def check_writable(self) -> None:
+        """Write and remove a probe file in the rows directory (created), before any work is done.
+
+        Raises:
+            ClusterError: the store cannot be created or written (read-only, not a directory, full).
+        """
+        try:
+            atomic_write(self.rows_dir / ".probe", lambda tmp: tmp.write_bytes(b"motor_ident"))
+            (self.rows_dir / ".probe").unlink()
+        except OSError as exc:
+            raise ClusterError(f"parameter store {self.root} cannot be written: {exc}") from None
 
     def write(self, row: Mapping[str, Any]) -> Path:
         """Store one row (a ``key`` and a ``robot`` among its columns) atomically; return its file."""
@@ -64,7 +80,7 @@ class ParameterStore:
         return path
 
     def __len__(self) -> int:
-        return len(self.keys())
+        return len(self.rows())
 
     def _glob(self) -> str:
         return str(self.rows_dir / "*" / "*.parquet")

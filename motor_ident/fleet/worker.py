@@ -12,7 +12,10 @@ to the sufficient statistics every estimator uses (`RegressionStatistics`), and 
 adds them (`RegressionStatistics.merge`) and fits (`fit_statistics`): the same estimate as one
 task on the whole recording, to rounding. Each chunk task reads the whole recording (NPZ arrays
 are read whole) and derives velocities over all of it, so only the regressor, the expensive part
-(about 10 us per sample and joint set on one core), is split.
+(about 10 us per sample and joint set on one core), is split. The standard deviations (the
+sandwich covariance of `motor_ident.core.estimation.covariance`, residual correlation included)
+need the residuals of the merged estimate: `merge_chunks` makes that second pass over the
+recording itself.
 """
 
 from __future__ import annotations
@@ -27,7 +30,13 @@ from typing import Any
 import numpy as np
 
 import motor_ident
-from motor_ident.core.estimation.identification import fit_statistics, identify, structural_base_parameters
+from motor_ident.core.estimation.covariance import with_residual_covariance
+from motor_ident.core.estimation.identification import (
+    base_regressor_chunks,
+    fit_statistics,
+    identify,
+    structural_base_parameters,
+)
 from motor_ident.core.estimation.least_squares import Fit, RegressionStatistics
 from motor_ident.core.rigid_body.base_params import BaseParameters
 from motor_ident.core.rigid_body.regressor import Regressor
@@ -194,11 +203,16 @@ def merge_chunks(recording: Recording, settings: IdentifySettings, *chunks: Chun
         theta_nominal=setup.theta_nominal,
         alpha=settings.alpha,
     )
+    assert record.qd is not None and record.qdd is not None
+    samples = base_regressor_chunks(
+        setup.regressor, setup.base, record.q, record.qd, record.qdd, record.tau, BLOCK_SAMPLES
+    )
+    fit = with_residual_covariance(result.fit, merged, samples, samples=record.t.size, alpha=settings.alpha)
     timing = (
         time.perf_counter() - wall + sum(c.seconds for c in chunks),
         time.process_time() - cpu + sum(c.cpu_seconds for c in chunks),
     )
-    return _row(recording, settings, setup, record, torque_source, result.fit, timing)
+    return _row(recording, settings, setup, record, torque_source, fit, timing)
 
 
 def _row(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -116,15 +117,18 @@ def load_record(path: str | Path) -> JointRecord:
     if not path.is_file():
         raise DataError(f"data file {path} does not exist")
     suffix = path.suffix.lower()
+    if suffix in (".npz", ".csv") and path.stat().st_size == 0:
+        raise DataError(f"{path}: the file is empty")
     try:
         if suffix == ".npz":
             return _load_npz(path)
         if suffix == ".csv":
             return _load_csv(path)
-    except (OSError, ValueError, KeyError) as exc:
-        if isinstance(exc, DataError):
-            raise
-        raise DataError(f"{path}: cannot read: {exc}") from None
+    except DataError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
+        # a truncated or damaged zip (BadZipFile, EOFError), arrays of the wrong type or shape
+        raise DataError(f"{path}: cannot read: {type(exc).__name__}: {exc}") from None
     raise DataError(
         f"{path}: unknown data format {suffix!r}; expected .npz or .csv (bags: use a .mcap / bag directory)"
     )
@@ -132,10 +136,13 @@ def load_record(path: str | Path) -> JointRecord:
 
 def _load_npz(path: Path) -> JointRecord:
     with np.load(path, allow_pickle=False) as z:
+        if not hasattr(z, "files"):  # np.load reads a plain .npy array too
+            raise DataError(f"{path}: not an NPZ archive (a single array); expected arrays t, q, tau, joint_names")
         raw = [k for k in ("current", "pwm", "wrench") if k in z.files]
         missing = [k for k in ("t", "q", "joint_names") + (() if raw else ("tau",)) if k not in z.files]
         if missing:
             raise DataError(f"{path}: arrays {missing} are missing; it holds {z.files}")
+        check_samples(np.asarray(z["t"]), str(path))
         arrays = {k: (np.asarray(z[k], dtype=float) if k in z.files else None) for k in FIELDS + MOTOR_FIELDS}
         q = np.asarray(z["q"], dtype=float)
         return JointRecord(
@@ -153,10 +160,17 @@ def _load_npz(path: Path) -> JointRecord:
 
 
 def _load_csv(path: Path) -> JointRecord:
-    table = np.genfromtxt(path, delimiter=",", names=True, dtype=float, deletechars="", encoding="utf-8")
-    if table.dtype.names is None:
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    names = [c.strip() for c in lines[0].split(",")] if lines else []
+    if not names or any(not c or c[0].isdigit() or c[0] in "+-." for c in names):
         raise DataError(f"{path}: the first row must be a header ('t', 'q.<joint>', 'tau.<joint>', ...)")
-    return record_from_columns({c: np.atleast_1d(table[c]).astype(float) for c in table.dtype.names}, str(path))
+    repeated = sorted({c for c in names if names.count(c) > 1})
+    if repeated:
+        raise DataError(f"{path}: columns {repeated} appear more than once in the header")
+    table = np.loadtxt(lines[1:], delimiter=",", dtype=float, ndmin=2) if lines[1:] else np.empty((0, len(names)))
+    if table.shape[1] != len(names):
+        raise DataError(f"{path}: {table.shape[1]} values per row, the header names {len(names)} columns")
+    return record_from_columns(dict(zip(names, table.T)), str(path))
 
 
 def record_from_columns(columns: Mapping[str, FloatArray], source: str) -> JointRecord:
@@ -174,6 +188,7 @@ def record_from_columns(columns: Mapping[str, FloatArray], source: str) -> Joint
     """
     if "t" not in columns:
         raise DataError(f"{source}: no 't' column (time [s]); it has {list(columns)}")
+    check_samples(np.asarray(columns["t"]), source)
     joints = [c[2:] for c in columns if c.startswith("q.")]
     if not joints:
         raise DataError(f"{source}: no 'q.<joint>' columns among {list(columns)}")
@@ -215,6 +230,21 @@ def record_from_columns(columns: Mapping[str, FloatArray], source: str) -> Joint
         pwm=pwm,
         wrench=wrench,
     )
+
+
+def check_samples(t: np.ndarray, source: str) -> None:
+    """Check that time stamps ``t`` are one finite sample or more of a 1-D series.
+
+    Raises:
+        DataError: ``t`` is not 1-D, holds no sample (a header-only CSV, empty arrays) or a NaN / Inf.
+    """
+    if t.ndim != 1:
+        raise DataError(f"{source}: t has shape {t.shape}: expected (N,) time stamps [s]")
+    if t.size == 0:
+        raise DataError(f"{source}: holds no samples")
+    if t.dtype.kind in "fc" and not np.all(np.isfinite(t)):
+        k = int(np.flatnonzero(~np.isfinite(t))[0])
+        raise DataError(f"{source}: time stamp t[{k}] = {t[k]!r} is not finite")
 
 
 def save_record(path: str | Path, record: JointRecord) -> None:

@@ -4,7 +4,7 @@ Schema (see ``config/valkyrie_arm.yaml`` for a commented example)::
 
     robot:
       name: valkyrie_arm
-      urdf: urdf/valkyrie_arm.urdf        # path relative to the YAML file
+      urdf: urdf/valkyrie_arm.urdf        # path relative to the YAML file (or example-robot-data:<robots/...>)
       joints: [j1, j2, ...]               # identified joints, in the order of every array
       gravity: [0.0, 0.0, -9.81]          # m/s^2, base frame
       friction: {kind: coulomb_viscous}   # default friction model of every joint
@@ -30,6 +30,7 @@ Schema (see ``config/valkyrie_arm.yaml`` for a commented example)::
         drive_gains: {m1: 10.0, m2: 8.0}  # per motor [N m/A]; omitted = unknown (identify them)
         gain_side: joint                  # joint: gearbox output; motor: rotor (times rho)
         ft_frame: ''                      # ft_sensor: URDF frame of the sensor (or ft_joint: a joint)
+      floating_base: {...}                # optional: a robot on its feet (`motor_ident.io.floating_base_config`)
 
 A coupled joint's reflected rotor inertia is the full matrix T^-T diag(rho^2 I) T^-1 (see
 `motor_ident.core.actuators.transmission`), so ``rotor_inertia`` belongs to the group's motors and a
@@ -56,10 +57,13 @@ from motor_ident.core.actuators.friction import FrictionShape
 from motor_ident.core.actuators.motor import MotorParameters
 from motor_ident.core.actuators.torque_sources import TorqueConverter, TorqueSource, torque_converter
 from motor_ident.core.actuators.transmission import Transmission, TransmissionGroup, build_transmission
+from motor_ident.core.floating_base.model import FloatingBaseModel, load_floating_base_model
 from motor_ident.core.rigid_body.model import RobotModel, load_robot_model
 from motor_ident.core.rigid_body.regressor import Regressor
 from motor_ident.errors import ConfigError
+from motor_ident.io.floating_base_config import FloatingBaseConfig, floating_base_from_dict
 from motor_ident.io.params import DriveGains
+from motor_ident.io.urdf_paths import EXAMPLE_ROBOT_PREFIX, example_robot_urdf
 from motor_ident.io.urdf_robot import urdf_robot_mapping
 from motor_ident.schema import read_yaml, require_mapping
 
@@ -98,6 +102,7 @@ class RobotConfig:
     source: Path | None = None
     couplings: tuple[CouplingConfig, ...] = ()
     torque_source: TorqueSource = TorqueSource()
+    floating_base: FloatingBaseConfig | None = None
 
     def build_transmission(self) -> Transmission:
         """Every joint with its motor(s): the coupled groups plus one motor per other joint."""
@@ -164,6 +169,31 @@ class RobotConfig:
             gear_ratio=[j.gear_ratio for j in self.joint_parameters],
             rotor_inertia=[j.rotor_inertia for j in self.joint_parameters],
         )
+
+    def build_floating_base(self) -> FloatingBaseModel:
+        """The free-flyer model of a robot with a ``floating_base`` section, wrenches at its sensor frames.
+
+        Raises:
+            ConfigError: no ``floating_base`` section, or its base link is not the URDF's root link.
+        """
+        if self.floating_base is None:
+            raise ConfigError(f"robot {self.name!r} has no floating_base section: a fixed-base robot")
+        floating = load_floating_base_model(
+            self.urdf, joint_names=self.joints, contact_frames=self.floating_base.sensor_frames, gravity=self.gravity
+        )
+        if floating.base_link != self.floating_base.base_link:
+            raise ConfigError(
+                f"robot.floating_base.base_link = {self.floating_base.base_link!r}: the URDF's root link is "
+                f"{floating.base_link!r}"
+            )
+        missing = [
+            f
+            for f in (self.floating_base.imu_frame, *self.floating_base.sole_frames)
+            if not floating.model.existFrame(f)
+        ]
+        if missing:
+            raise ConfigError(f"robot.floating_base: frames {missing} are not in the URDF")
+        return floating
 
     def build_regressor(self, robot: RobotModel | None = None) -> Regressor:
         """The full regressor (rigid body + reflected inertia + configured friction)."""
@@ -299,13 +329,16 @@ def robot_config_from_dict(
         "reflected_inertia",
         "couplings",
         "torque_source",
+        "floating_base",
     }
     require_mapping(raw, "robot", allowed=allowed)
     for key in ("name", "urdf", "joints"):
         if key not in raw:
             raise ConfigError(f"robot.{key} is missing")
     urdf = Path(str(raw["urdf"]))
-    if not urdf.is_absolute() and base_dir is not None:
+    if str(raw["urdf"]).startswith(EXAMPLE_ROBOT_PREFIX):
+        urdf = example_robot_urdf(str(raw["urdf"])[len(EXAMPLE_ROBOT_PREFIX) :])
+    elif not urdf.is_absolute() and base_dir is not None:
         urdf = base_dir / urdf
     joints = raw["joints"]
     if (
@@ -341,6 +374,8 @@ def robot_config_from_dict(
         config.build_transmission()  # joints in two groups, clashing motor names
     if raw.get("torque_source") is not None:
         config = replace(config, torque_source=_torque_source(raw["torque_source"], config.build_transmission().motors))
+    if raw.get("floating_base") is not None:
+        config = replace(config, floating_base=floating_base_from_dict(raw["floating_base"], config.joints))
     return config
 
 

@@ -12,9 +12,11 @@ comments on the joint.
 
 Before the file is written, the copy is loaded by pinocchio and its torques (RNEA with the
 identified reflected inertia, plus the friction read back from ``<dynamics>``) are compared with
-the identified model's at random states. Only physically consistent parameters can be written
-(positive mass, inertia about the centre of mass positive semidefinite): identify with
-``--method log_cholesky`` or ``--method sdp``.
+those of the parameters written, at random states. Only physically consistent parameters can be
+written (positive mass, inertia about the centre of mass positive semidefinite). ``identify
+--urdf-out`` (and ``validate --urdf-out`` with a parameters file that holds the base parameters'
+covariance) writes the consistent links nearest to the URDF's that reproduce the identified
+base parameters (`motor_ident.core.estimation.nearest_consistent`), whatever the method.
 """
 
 from __future__ import annotations
@@ -111,6 +113,22 @@ def _set_inertial(link: ET.Element, inertia: pin.Inertia) -> None:
     link.insert(0, ET.Comment(" inertial parameters identified by motor_ident "))
 
 
+def parse_urdf(path: Path) -> tuple[ET.ElementTree[ET.Element], dict[str, ET.Element], dict[str, ET.Element]]:
+    """The URDF's tree (comments kept), its links and its joints by name.
+
+    Raises:
+        ModelError: the file cannot be read or parsed.
+    """
+    try:
+        tree = ET.parse(path, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True)))
+    except (OSError, ET.ParseError) as exc:
+        raise ModelError(f"URDF {path}: {exc}") from None
+    root = tree.getroot()
+    links = {str(link.get("name")): link for link in root.findall("link")}
+    joints = {str(joint.get("name")): joint for joint in root.findall("joint")}
+    return tree, links, joints
+
+
 def urdf_text(config: RobotConfig, regressor: Regressor, theta: ArrayLike) -> tuple[str, tuple[str, ...]]:
     """The URDF of ``config`` with the identified full parameters ``theta`` (p,) (module docstring).
 
@@ -122,13 +140,8 @@ def urdf_text(config: RobotConfig, regressor: Regressor, theta: ArrayLike) -> tu
         ModelError: the URDF cannot be parsed.
     """
     theta = np.asarray(theta, dtype=float)
-    try:
-        tree = ET.parse(config.urdf, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True)))
-    except (OSError, ET.ParseError) as exc:
-        raise ModelError(f"URDF {config.urdf}: {exc}") from None
+    tree, links, joints = parse_urdf(config.urdf)
     root = tree.getroot()
-    links = {str(link.get("name")): link for link in root.findall("link")}
-    joints = {str(joint.get("name")): joint for joint in root.findall("joint")}
     identified = set(config.joints)
     inertial = theta[regressor.layout.inertial]
     notes: list[str] = []

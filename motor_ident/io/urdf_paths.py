@@ -7,6 +7,9 @@ from pathlib import Path
 
 from motor_ident.errors import ConfigError
 
+EXAMPLE_ROBOT_PREFIX = "example-robot-data:"
+"""A robot config's ``urdf:`` starting with this names a file under example-robot-data's ``robots/``."""
+
 
 def example_robot_urdf(relative: str) -> Path:
     """Path of ``robots/<relative>`` shipped by the example-robot-data package.

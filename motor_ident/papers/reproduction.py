@@ -6,15 +6,22 @@ imports each function and maps the name to it. This module holds the shared type
 command line can list the papers without importing them (all five import scipy.signal and
 scipy.stats: about 1 s on an idle machine, 4-7 s under load).
 
-Every row says what it compares (`row`, ``kind``): ``paper`` rows put a number the paper printed
-beside a number our code computed from data; ``recovery`` rows put our simulated plant's truth
-beside our estimate; ``self-check`` rows test our code against itself and never count as agreement
-with the paper. A row's verdict is ``reproduced`` (True / False / None for rows printed for
-information); `Reproduction.passed` is True when every row marked ``required`` is reproduced. Each
-paper's module docstring lists its required rows.
+Every row says what it compares (`row`, ``kind``): ``paper`` rows are claims of the paper, a number
+or a statement it printed beside what our code computed from data; ``recovery`` rows put our
+simulated plant's truth (simulator inputs included, even where they are the paper's numbers) beside
+our estimate; ``self-check`` rows test our code against itself. Neither of the last two ever counts
+as agreement with the paper.
+
+A paper row is reproduced (``reproduced=True``), NOT reproduced (False), reported (None: printed
+beside the paper's value without a test) or not implemented (``implemented=False``: a claim our code
+does not compute). The paper rows marked ``required`` are the paper's KEY CLAIMS (docs/reproductions.md
+lists them per paper): the verdict (`Reproduction.verdict`), the summary line and the exit status
+follow them. A recovery or self-check row marked ``required`` is a check of our own method that must
+pass as well. `Reproduction.counts` tallies the rows per kind and status.
 
 To add a paper: write ``motor_ident/papers/<name>/reproduce.py`` with such a function, add the name
-to `PAPERS` and one import line to `motor_ident.papers.registry`.
+to `PAPERS` (and to `MUJOCO_PAPERS` when it runs a rigid-body plant that MuJoCo can simulate) and one
+import line to `motor_ident.papers.registry`.
 """
 
 from __future__ import annotations
@@ -32,6 +39,25 @@ from motor_ident.errors import ConfigError
 PAPERS = ("guedelha", "kolathaya", "liu", "szabo", "xin")
 # simulators a reproduction can run its rigid-body plants on (ReproduceOptions.engine)
 ENGINES = ("pinocchio", "mujoco")
+# the papers whose reproduction runs a rigid-body robot that the MuJoCo plant can simulate; the others
+# keep their own plants (motor chains, a two-inertia bench, an elastic arm) and refuse --engine mujoco
+MUJOCO_PAPERS = ("kolathaya", "szabo")
+
+
+def check_engine(paper: str, engine: str) -> None:
+    """Refuse an engine the reproduction of ``paper`` has no plant for.
+
+    Raises:
+        ConfigError: ``engine`` is not ``pinocchio`` and ``paper`` has no plant on it.
+    """
+    if engine not in ENGINES:
+        raise ConfigError(f"engine = {engine!r}: expected one of {list(ENGINES)}")
+    if engine == "mujoco" and paper not in MUJOCO_PAPERS:
+        raise ConfigError(
+            f"--engine mujoco: the {paper} reproduction has no MuJoCo plant (it simulates no rigid-body robot); "
+            f"papers with one: {', '.join(MUJOCO_PAPERS)}"
+        )
+
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -70,10 +96,14 @@ class ReproduceOptions:
 KINDS = ("paper", "recovery", "self-check")
 # how each kind of row reads in the tables
 KIND_TITLES = {
-    "paper": "Paper vs ours: a number the paper printed beside a number our code computed from data",
+    "paper": "Paper vs ours: the paper's claims, a number it printed beside a number our code computed from data",
     "recovery": "Recovery: our simulated plant's truth vs our estimate (not a comparison with the paper)",
     "self-check": "Self-checks: consistency of our own code (not counted as agreement with the paper)",
 }
+# status of a row: paper rows are reproduced / not reproduced / not implemented / reported, checks
+# (recovery, self-check) passed / failed / reported
+PAPER_STATUSES = ("reproduced", "not reproduced", "not implemented", "reported")
+CHECK_STATUSES = ("passed", "failed", "reported")
 
 
 def row(
@@ -85,39 +115,57 @@ def row(
     reproduced: bool | None = None,
     required: bool = False,
     criterion: str = "",
+    implemented: bool = True,
     **more: Any,
 ) -> dict[str, Any]:
     """One row of a reproduction.
 
     Args:
         name: what is compared.
-        kind: ``paper`` (a number the paper printed beside one our code computed from data),
-            ``recovery`` (our plant's truth beside our estimate) or ``self-check`` (our own code
-            against itself: never counted as agreement with the paper).
+        kind: ``paper`` (a claim of the paper: a number or statement it printed beside what our
+            code computed from data), ``recovery`` (our plant's truth beside our estimate; simulator
+            inputs recovered belong here even where they are the paper's numbers) or ``self-check``
+            (our own code against itself). Only paper rows count as agreement with the paper.
         paper, ours: a value or a dict of values (a bare value becomes ``{"value": v}``); for a
             recovery row ``paper`` holds the plant's truth.
-        reproduced: the verdict (None: a row without one, printed for information).
-        required: counts toward `Reproduction.passed` (each paper documents its required rows).
+        reproduced: the verdict (None: reported, printed without a test). For a recovery or
+            self-check row, True is "passed".
+        required: on a paper row, a KEY CLAIM of the paper (the verdict follows the key claims); on
+            a recovery or self-check row, a check of our method that must pass.
         criterion: the test applied, with the measured numbers where it fails.
+        implemented: False for a paper claim our code does not compute (``reproduced`` stays None).
         more: further JSON-friendly fields.
 
     Raises:
-        ConfigError: unknown kind, or a required row without a verdict.
+        ConfigError: unknown kind, a required row without a verdict, or an unimplemented row that is
+            not a paper row or has a verdict.
     """
     if kind not in KINDS:
         raise ConfigError(f"row {name!r}: kind {kind!r}, expected one of {list(KINDS)}")
-    if required and reproduced is None:
+    if not implemented and (kind != "paper" or reproduced is not None):
+        raise ConfigError(f"row {name!r}: only a paper row without a verdict can be 'not implemented'")
+    if required and implemented and reproduced is None:
         raise ConfigError(f"row {name!r}: a required row needs a verdict (reproduced True or False)")
+    verdict = None if reproduced is None else bool(reproduced)
     return {
         "name": name,
         "kind": kind,
         "paper": paper if paper is None or isinstance(paper, dict) else {"value": paper},
         "ours": ours if ours is None or isinstance(ours, dict) else {"value": ours},
-        "reproduced": None if reproduced is None else bool(reproduced),
+        "reproduced": verdict,
         "required": bool(required),
+        "status": _status(kind, verdict, implemented),
         "criterion": criterion,
         **more,
     }
+
+
+def _status(kind: str, reproduced: bool | None, implemented: bool) -> str:
+    if kind == "paper":
+        if not implemented:
+            return "not implemented"
+        return "reported" if reproduced is None else ("reproduced" if reproduced else "not reproduced")
+    return "reported" if reproduced is None else ("passed" if reproduced else "failed")
 
 
 @dataclass(frozen=True, eq=False)
@@ -144,18 +192,78 @@ class Reproduction:
 
     def __post_init__(self) -> None:
         for r in self.rows:
-            if r.get("kind") not in KINDS or "reproduced" not in r:
+            if r.get("kind") not in KINDS or "reproduced" not in r or "status" not in r:
                 raise ConfigError(f"row {r.get('name')!r}: build rows with motor_ident.papers.reproduction.row")
 
     @property
     def required(self) -> list[dict[str, Any]]:
-        """The rows `passed` is decided on."""
+        """The rows the verdict is decided on: the key paper claims and the required checks."""
         return [r for r in self.rows if r["required"]]
 
     @property
+    def key_claims(self) -> list[dict[str, Any]]:
+        """The paper rows marked required: the claims a user of this reproduction cares about."""
+        return [r for r in self.rows if r["required"] and r["kind"] == "paper"]
+
+    @property
+    def failed_checks(self) -> list[dict[str, Any]]:
+        """Required recovery and self-check rows that did not pass."""
+        return [r for r in self.rows if r["required"] and r["kind"] != "paper" and r["status"] != "passed"]
+
+    @property
     def passed(self) -> bool:
-        """There are required rows and every one of them is reproduced."""
-        return bool(self.required) and all(r["reproduced"] is True for r in self.required)
+        """Every key paper claim is reproduced (there is at least one) and every required check passed."""
+        claims = self.key_claims
+        return bool(claims) and all(r["status"] == "reproduced" for r in claims) and not self.failed_checks
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Rows per kind and status (``paper``, ``key claims``, ``recovery``, ``self-check``)."""
+        out: dict[str, dict[str, int]] = {}
+        groups = (
+            ("paper", PAPER_STATUSES, [r for r in self.rows if r["kind"] == "paper"]),
+            ("key claims", PAPER_STATUSES[:3], self.key_claims),
+            ("recovery", CHECK_STATUSES, [r for r in self.rows if r["kind"] == "recovery"]),
+            ("self-check", CHECK_STATUSES, [r for r in self.rows if r["kind"] == "self-check"]),
+        )
+        for group, statuses, rows in groups:
+            out[group] = {status: sum(r["status"] == status for r in rows) for status in statuses}
+        return out
+
+    @property
+    def verdict(self) -> str:
+        """``reproduced`` (every key claim), ``partly reproduced``, ``not reproduced`` (no key claim),
+        ``no key claim`` (nothing compared with the paper), or ``checks failed`` (claims reproduced
+        but a required check of our own method failed)."""
+        claims = self.key_claims
+        ok = sum(r["status"] == "reproduced" for r in claims)
+        if not claims:
+            return "no key claim"
+        if ok < len(claims):
+            return "partly reproduced" if ok else "not reproduced"
+        return "checks failed" if self.failed_checks else "reproduced"
+
+    def summary(self) -> str:
+        """Two lines: the verdict on the key paper claims (with the ones missed), then counts per kind."""
+        claims = self.key_claims
+        ok = sum(r["status"] == "reproduced" for r in claims)
+        head = {
+            "reproduced": f"PAPER REPRODUCED: {ok}/{len(claims)} key claims",
+            "partly reproduced": f"PAPER PARTLY REPRODUCED: {ok}/{len(claims)} key claims",
+            "not reproduced": f"PAPER NOT REPRODUCED: 0/{len(claims)} key claims",
+            "no key claim": "NO KEY CLAIM OF THE PAPER CHECKED",
+            "checks failed": f"OUR CHECKS FAILED (key claims {ok}/{len(claims)} reproduced)",
+        }[self.verdict]
+        missed = [f"{r['name']} ({r['status']})" for r in claims if r["status"] != "reproduced"]
+        missed += [f"{r['name']} ({r['kind']} {r['status']})" for r in self.failed_checks]
+        c = self.counts()
+        p, r, s = c["paper"], c["recovery"], c["self-check"]
+        tally = (
+            f"paper rows: {p['reproduced']} reproduced, {p['not reproduced']} not reproduced, "
+            f"{p['not implemented']} not implemented, {p['reported']} reported; recovery rows: {r['passed']} passed, "
+            f"{r['failed']} failed, {r['reported']} reported; self-checks: {s['passed']} passed, {s['failed']} failed, "
+            f"{s['reported']} reported"
+        )
+        return head + (f"; missed: {'; '.join(missed)}" if missed else "") + "\n" + tally
 
     def table(self, kind: str | None = None) -> list[list[str]]:
         """The table as strings, header first (rows of one ``kind``, or all with a kind column)."""
@@ -185,25 +293,12 @@ class Reproduction:
                 lines.append("  ".join(cells) + ("  " + r[-1] if r[-1] else ""))
                 if i == 0:
                     lines.append("  ".join("-" * w for w in widths))
-        lines += ["", self.summary()]
         lines += [""] + self.notes if self.notes else []
+        lines += ["", self.summary()]
         return "\n".join(lines)
 
-    def summary(self) -> str:
-        """One line: required rows reproduced, and the verdicts of the others."""
-        required = self.required
-        ok = sum(r["reproduced"] is True for r in required)
-        others = [r for r in self.rows if not r["required"] and r["reproduced"] is not None]
-        other_ok = sum(r["reproduced"] is True for r in others)
-        failed = [r["name"] for r in required if r["reproduced"] is not True]
-        line = (
-            f"required rows reproduced: {ok}/{len(required)}; other rows with a verdict: {other_ok}/{len(others)} "
-            "reproduced"
-        )
-        return line + (f"; NOT reproduced (required): {'; '.join(failed)}" if failed else "")
-
     def markdown(self) -> str:
-        """Markdown: one section per kind of row, the verdict column, the summary and notes."""
+        """Markdown: one section per kind of row, the verdict column, the notes and the verdict."""
         lines = [f"# {self.title}", "", f"Plant: {self.engine}"]
         for kind in KINDS:
             table = self.table(kind)
@@ -211,8 +306,16 @@ class Reproduction:
                 continue
             lines += ["", f"## {KIND_TITLES[kind]}", "", "| " + " | ".join(table[0]) + " |"]
             lines += ["|" + "---|" * len(table[0])] + ["| " + " | ".join(_cell(c) for c in r) + " |" for r in table[1:]]
-        lines += ["", self.summary(), "", "Verdicts marked (required) decide PASSED / FAILED."]
         lines += ["", *[f"- {n}" for n in self.notes]] if self.notes else []
+        head, tally = self.summary().split("\n")
+        lines += [
+            "",
+            f"**{head}**",
+            "",
+            tally,
+            "",
+            "Rows marked (key claim) decide the verdict; see docs/reproductions.md.",
+        ]
         return "\n".join(lines) + "\n"
 
     def csv(self) -> str:
@@ -222,12 +325,16 @@ class Reproduction:
         return buffer.getvalue()
 
     def to_json(self) -> dict[str, Any]:
-        """JSON payload: ``rows`` (each with ``kind``, ``reproduced``, ``required``), ``passed``, ``engine``."""
+        """JSON payload: ``rows`` (each with ``kind``, ``status``, ``reproduced``, ``required``), ``verdict``,
+        ``counts``, ``passed`` (the exit status is 0), ``key_claims``, ``engine``."""
         return {
             "paper": self.paper,
             "title": self.title,
             "engine": self.engine,
+            "verdict": self.verdict,
             "passed": self.passed,
+            "counts": self.counts(),
+            "key_claims": [r["name"] for r in self.key_claims],
             "required": [r["name"] for r in self.required],
             "rows": self.rows,
             "notes": self.notes,
@@ -236,10 +343,11 @@ class Reproduction:
 
 
 def _verdict(r: dict[str, Any]) -> str:
-    if r["reproduced"] is None:
-        return "-"
-    text = "reproduced" if r["reproduced"] else "NOT reproduced"
-    return f"{text} (required)" if r["required"] else text
+    status = r["status"]
+    text = {"reported": "-", "not reproduced": "NOT reproduced", "failed": "FAILED"}.get(status, status)
+    if not r["required"]:
+        return text
+    return f"{text} (key claim)" if r["kind"] == "paper" else f"{text} (required)"
 
 
 def _cell(text: str) -> str:

@@ -3,6 +3,7 @@ the executor and the BLAS thread cap every node process runs with."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -13,6 +14,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profi
 from motor_ident.core.threads import limit_blas_threads
 from motor_ident.errors import ConfigError
 from motor_ident.io.robot_config import RobotConfig, load_robot_config
+from motor_ident.ros import shutdown
+from motor_ident.ros.lifecycle import managing
 
 # joint_states / motor_states: latest sample matters, loss is tolerable (ros2/demos convention).
 STATE_QOS = qos_profile_sensor_data
@@ -45,6 +48,42 @@ def load_robot(name: str) -> RobotConfig:
         raise ConfigError(f"parameter robot = {name!r}: {exc}") from None
 
 
+def steady_timer(node: Node, period: float, callback: Callable[[], None]) -> Any:
+    """A timer of ``period`` [s] on the steady (wall) clock, whatever the node's clock is.
+
+    A node's own timers run on its ROS clock: with ``use_sim_time`` that is /clock, which stops
+    when the simulator or the bag player stops; watchdogs and /diagnostics must go on then.
+    """
+    from rclpy.clock import Clock, ClockType
+
+    return node.create_timer(period, callback, clock=Clock(clock_type=ClockType.STEADY_TIME))
+
+
+class ClockWatch:
+    """Whether a node's ROS clock still advances, judged on wall time (steady clock).
+
+    With ``use_sim_time`` the ROS clock is /clock; without, it is the system clock and never stops.
+    """
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.sim_time = bool(node.get_parameter("use_sim_time").value)
+        self._last = node.get_clock().now().nanoseconds
+        self._moved = time.monotonic()
+
+    def stopped_for(self) -> float:
+        """Wall seconds since the ROS clock last advanced (0 without ``use_sim_time``)."""
+        now, wall = self.node.get_clock().now().nanoseconds, time.monotonic()
+        if now != self._last or not self.sim_time:
+            self._last, self._moved = now, wall
+        return wall - self._moved
+
+    def why(self, timeout: float) -> str:
+        """ "/clock stopped N s ago" when it has not advanced for ``timeout`` wall seconds, else ""."""
+        stopped = self.stopped_for()
+        return f"/clock stopped {stopped:.1f} s ago (use_sim_time)" if stopped > timeout else ""
+
+
 ExecutorKind = Literal["events", "single_threaded"]
 # Executor of every node process (`run_node`) and of the runner; see run_node for the measurement.
 NODE_EXECUTOR: ExecutorKind = "events"
@@ -69,34 +108,23 @@ def make_executor(kind: ExecutorKind, context: Any = None) -> Any:
     raise ConfigError(f"executor = {kind!r}: expected 'events' or 'single_threaded'")
 
 
-def stop_on_signals() -> list[int]:
-    """Make SIGINT and SIGTERM only record that a stop was asked; returns the (growing) record.
-
-    Call it before ``rclpy.init(..., signal_handler_options=SignalHandlerOptions.NO)`` and spin
-    while the list is empty (see `run_node` for why rclpy's own handlers are not used).
-    """
-    import signal
-
-    requests: list[int] = []
-
-    def request_stop(signum: int, _frame: object) -> None:
-        requests.append(signum)
-
-    signal.signal(signal.SIGINT, request_stop)
-    signal.signal(signal.SIGTERM, request_stop)
-    return requests
-
-
 def run_node(node_class: Callable[..., Node], args: list[str] | None = None) -> None:
     """``main()`` body of a node: init, spin until SIGINT / SIGTERM, clean shutdown, exit code 0.
 
-    Shutdown: SIGINT and SIGTERM only record the request (a Python handler; rclpy's own handlers
-    are not installed); the loop sees it within one ``spin_once`` timeout (0.1 s) and tears down
-    in order: executor, node (its DDS entities), context. rclpy's handlers would shut the context
-    down under a running callback ("publisher's context is invalid" logged as FATAL) and raise
-    KeyboardInterrupt inside rclpy's C++ argument conversion (exit status 1). Further signals
-    during the teardown (``ros2 launch`` forwards the terminal's SIGINT a second time) change
-    nothing. A configuration error stops the node at start with one log line naming the
+    A managed node (`motor_ident.ros.lifecycle`) starts unconfigured: launch's ``LifecycleNode``
+    actions, ``motor-ident run`` or the robot's lifecycle manager configure and activate it through
+    its lifecycle services. An exception in one of its callbacks sends its safe output and leaves
+    it unconfigured (`ManagedNode.fail`); the process goes on.
+
+    Stopping (`motor_ident.ros.shutdown`): a signal while the node starts abandons the start and
+    the process exits 0; while it runs, SIGINT or SIGTERM is recorded (a Python handler; rclpy's
+    own handlers are not installed), the loop sees it within one ``spin_once`` timeout (0.1 s) and
+    tears down in order: a lifecycle node's deactivation (its safe output), executor, node (its DDS
+    entities), context. A SIGTERM after the first request abandons the step that blocks; a
+    watchdog dumps the stacks and ends the process before ``ros2 launch`` escalates. rclpy's
+    handlers would shut the context down under a running callback ("publisher's context is
+    invalid" logged as FATAL) and raise KeyboardInterrupt inside rclpy's C++ argument conversion
+    (exit status 1). A configuration error stops the node at start with one log line naming the
     parameter and exit code 2. BLAS runs on one thread (`limit_blas_threads`).
 
     The loop calls ``spin_once``: with the PyPI rclpy wheels ``EventsExecutor.spin()`` runs no
@@ -112,36 +140,54 @@ def run_node(node_class: Callable[..., Node], args: list[str] | None = None) -> 
     EventsExecutor dispatches from C++, which leaves the core to the node's own work.
     """
     import gc
-    import signal
 
     import rclpy
     from rclpy.signals import SignalHandlerOptions
 
-    stop_requested = stop_on_signals()
-    limit_blas_threads()
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    stop = shutdown.install()
     node = None
     executor = None
+    refused: ConfigError | None = None
+    logger = rclpy.logging.get_logger(getattr(node_class, "__name__", "node"))
     try:
+        limit_blas_threads()
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
         node = node_class()
         limit_blas_threads()  # pools of libraries the node loaded while starting (cvxpy's solvers)
         executor = make_executor(NODE_EXECUTOR)
         executor.add_node(node)
-        while rclpy.ok() and not stop_requested:
-            executor.spin_once(timeout_sec=0.1)
+        stop.running()
+        while rclpy.ok() and not stop.requests:
+            try:
+                executor.spin_once(timeout_sec=0.1)
+            except Exception as exc:  # a managed node's callback: safe output, unconfigured, process lives on
+                failed = managing(exc)
+                if failed is None:
+                    raise
+                failed.fail(exc)
     except ConfigError as exc:
-        rclpy.logging.get_logger(node_class.__name__).fatal(f"refusing to start: {exc}")
-        raise SystemExit(2) from None
+        refused = exc
+    except shutdown.StopRequested as request:
+        logger.info(f"stopping ({request} while {stop.phase})")
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        stop.stopping()
+        if refused is not None:
+            stop.step("log", lambda: logger.fatal(f"refusing to start: {refused}"))
+        if node is not None and hasattr(node, "stop_commanding"):
+            stop.step("safe output", node.stop_commanding)
         if executor is not None:
-            executor.shutdown()
+            stop.step("executor shutdown", executor.shutdown)
         if node is not None:
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+            stop.step("destroy_node", node.destroy_node)
+            if stop.interrupted:  # rclpy's own destroy_node: the DDS entities, without the node's extra steps
+                stop.step("destroy the node's DDS entities", lambda: Node.destroy_node(node))
+        stop.step("rclpy shutdown", lambda: rclpy.try_shutdown())
+        if stop.interrupted:
+            stop.step("log", lambda: logger.warning(f"teardown steps abandoned on a signal: {stop.interrupted}"))
         # The process ends next. Python's final garbage collection walks every object of the
         # ~1200 modules a node loads: the identifier (cvxpy) took 2.5-4.8 s to exit on a loaded
         # machine, near the 5 s ros2 launch waits before SIGTERM; with the objects frozen, 0.2 s.
         gc.freeze()
+        stop.finished()
+    if refused is not None:
+        raise SystemExit(2)

@@ -29,7 +29,7 @@ from rclpy.publisher import Publisher
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, load_robot, run_node
+from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, load_robot, run_node, steady_timer
 from motor_ident.ros.conversions import (
     OK,
     WARN,
@@ -81,7 +81,7 @@ class DecouplerNode(Node):
         self.create_subscription(JointState, "joint_states", self._on_joint_states, STATE_QOS)
         self.create_subscription(JointState, "motor_states", self._on_motor_states, STATE_QOS)
         self.create_subscription(Float64MultiArray, settings.joint_commands_topic, self._on_joint_commands, COMMAND_QOS)
-        self.create_timer(settings.diagnostics_period, self._diagnostics)
+        steady_timer(self, settings.diagnostics_period, self._diagnostics)  # on in a stopped /clock too
 
     @property
     def dropped(self) -> int:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 from builtin_interfaces.msg import Duration
-from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -24,16 +23,19 @@ from motor_ident.errors import ConfigError, MotorIdentError
 from motor_ident.io.trajectory import load_trajectory
 from motor_ident.ros.common import STATE_QOS, load_robot, run_node
 from motor_ident.ros.conversions import JointIndex, joint_state_arrays, seconds_to_stamp, stamp_to_seconds
-from motor_ident.ros.parameters import declare_settings
+from motor_ident.ros.lifecycle import ManagedNode
 from motor_ident.scenario.nodes import ExcitationSettings
 
 
-class ExcitationNode(Node):
-    """Publishes the excitation in chunks, clocked by joint_states."""
+class ExcitationNode(ManagedNode):
+    """Publishes the excitation in chunks, clocked by joint_states (a managed node: `motor_ident.ros.lifecycle`)."""
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__("excitation", **kwargs)  # type: ignore[arg-type]
-        self.settings = settings = declare_settings(self, ExcitationSettings)
+        super().__init__("excitation", **kwargs)
+
+    def build(self) -> None:
+        """Configure: robot, trajectory (loaded or drawn), publisher."""
+        self.settings = settings = self.declared(ExcitationSettings)
         config = load_robot(settings.robot)
         robot = config.build_model()
         self.joints = config.joints
@@ -63,11 +65,26 @@ class ExcitationNode(Node):
         topic = settings.output_topic
         self.pub = self.create_publisher(JointTrajectory, topic, 10)
         self.index = JointIndex(self.joints)
-        self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
+        self.messages = 0
+        self.last_time: float | None = None  # of the latest chunk [s]
+
+    def start_commanding(self) -> None:
+        """Activate: the trajectory starts (ramped in) from where the robot is at the next joint_states."""
         self.start_time: float | None = None
         self.q_start: np.ndarray | None = None
         self.next_publish = -np.inf
-        self.messages = 0
+        self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
+
+    def safe_output(self) -> None:
+        """Deactivate: a reference holding the latest chunk's first position (no velocity), once."""
+        if self.last_time is None:
+            return
+        msg = self.chunk(self.last_time)
+        hold, zeros = msg.points[0].positions, [0.0] * len(self.joints)
+        for point in msg.points:
+            point.positions, point.velocities, point.accelerations = hold, zeros, zeros
+        self.pub.publish(msg)
+        self.last_time = None
 
     def _on_state(self, msg: JointState) -> None:
         t = stamp_to_seconds(msg.header.stamp)
@@ -82,6 +99,7 @@ class ExcitationNode(Node):
             return
         self.next_publish = t + self.publish_period
         self.pub.publish(self.chunk(t))
+        self.last_time = t
         self.messages += 1
 
     def chunk(self, t: float) -> JointTrajectory:

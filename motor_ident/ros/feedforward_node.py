@@ -23,8 +23,10 @@ the switch). Two outputs (``output``):
   covering now nothing is sent (the controller holds its last goal).
 
 Watchdog (forward_command): when joint states stop for ``state_timeout`` (wall time) or the
-reference does not cover the current time, the output is the safe one (``safe_mode``: zero torque or gravity only) and
-/diagnostics says why.
+reference does not cover the current time, the output is the safe one (``safe_mode``: zero torque
+or gravity only, reached within the rate limit) and /diagnostics says why. The watchdog and
+/diagnostics run on the steady clock: with ``use_sim_time`` a simulator or bag player that dies
+stops /clock, and they go on (the message then also says /clock stopped).
 
 Only states that continue the robot's clock are answered (`motor_ident.ros.conversions`): a
 malformed state, a duplicate, or one stamped back (a second publisher stamping 0) or far ahead is
@@ -37,12 +39,12 @@ than one publisher on ``joint_states`` is a WARN in /diagnostics naming them.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray
 from numpy.typing import NDArray
-from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -51,7 +53,7 @@ from motor_ident.core.control.computed_torque import FeedforwardConfig, ModelBle
 from motor_ident.core.control.model_torque import RneaComputedTorque, trajectory_points
 from motor_ident.core.estimation.identification import structural_base_parameters
 from motor_ident.errors import ConfigError, ModelError
-from motor_ident.ros.common import COMMAND_QOS, LATCHED_QOS, STATE_QOS, load_robot, run_node
+from motor_ident.ros.common import COMMAND_QOS, LATCHED_QOS, STATE_QOS, ClockWatch, load_robot, run_node, steady_timer
 from motor_ident.ros.conversions import (
     OK,
     WARN,
@@ -66,7 +68,7 @@ from motor_ident.ros.conversions import (
     stamp_order,
     stamp_to_seconds,
 )
-from motor_ident.ros.parameters import declare_settings
+from motor_ident.ros.lifecycle import ManagedNode
 from motor_ident.scenario.nodes import FeedforwardSettings
 from motor_ident.schema import per_joint
 
@@ -75,12 +77,16 @@ TRACKING_ERROR_EVERY = 10
 and nine in ten cycles publish only the command."""
 
 
-class FeedforwardNode(Node):
-    """Adapter between `RneaComputedTorque` and ROS."""
+class FeedforwardNode(ManagedNode):
+    """Adapter between `RneaComputedTorque` and ROS (a managed node: `motor_ident.ros.lifecycle`)."""
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__("feedforward", **kwargs)  # type: ignore[arg-type]
-        self.settings = settings = declare_settings(self, FeedforwardSettings, self._apply, self._feedforward_config)
+        super().__init__("feedforward", **kwargs)
+        self.mode = "unconfigured"
+
+    def build(self) -> None:
+        """Configure: robot, model, control law, publishers, the model and reference inputs."""
+        self.settings = settings = self.declared(FeedforwardSettings, self._apply, self._feedforward_config)
         config = load_robot(settings.robot)
         regressor = config.build_regressor()
         robot = regressor.robot
@@ -113,14 +119,42 @@ class FeedforwardNode(Node):
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.create_subscription(Float64MultiArray, settings.parameters_topic, self._on_parameters, LATCHED_QOS)
         self.create_subscription(JointTrajectory, "~/reference", self._on_reference, 10)
-        self.state_sub = None
+        self.state_sub: Any = None  # a subscription while active (forward_command)
         if settings.output == "joint_trajectory":
             self._start_trajectory_output(settings)
         else:
             self.cmd_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands", COMMAND_QOS)
-            self.state_sub = self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
-            self.create_timer(self.state_timeout / 2.0, self._watchdog)
-        self.create_timer(settings.diagnostics_period, self._diagnostics)
+        self.clock = ClockWatch(self)
+        steady_timer(self, settings.diagnostics_period, self._diagnostics)
+        self.mode = "inactive"
+
+    def start_commanding(self) -> None:
+        """Activate: the joint_states subscription and the watchdog (forward_command) or the trajectory timer."""
+        self.mode = "waiting for joint_states"
+        if self.settings.output == "joint_trajectory":
+            self.last_trajectory_time: float | None = None
+            self.create_timer(1.0 / self.settings.trajectory_rate, self._publish_trajectory)
+            self.mode = "waiting for a reference"
+            return
+        self.last_state_time, self.last_state_wall = None, time.monotonic()
+        self.state_sub = self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
+        steady_timer(self, self.state_timeout / 2.0, self._watchdog)
+
+    def safe_output(self) -> None:
+        """Deactivate: ``safe_mode``'s torque once (zero, or gravity at the last state; within the
+        effort limit), or an empty trajectory (a joint_trajectory_controller stops and holds)."""
+        self.state_sub = None
+        self.mode = f"inactive: safe output ({self.law.config.safe_mode}) sent"
+        if self.settings.output == "joint_trajectory":
+            self.trajectory_msg.points = []
+            self.trajectory_pub.publish(self.trajectory_msg)
+            return
+        tau = self._safe(self.last_q) if self.last_q is not None else np.zeros_like(self.previous)
+        limit = self.law.config.effort_limit
+        self.previous = np.clip(np.where(np.isfinite(tau), tau, 0.0), -limit, limit)
+        self.command_msg.data = self.previous.tolist()
+        self.cmd_pub.publish(self.command_msg)
+        self.commands_published += 1
 
     @property
     def blend(self) -> ModelBlend:
@@ -254,7 +288,7 @@ class FeedforwardNode(Node):
 
     # -- joint_trajectory output -----------------------------------------------------------------
     def _start_trajectory_output(self, settings: FeedforwardSettings) -> None:
-        """Publisher, preallocated message and timer of the ``joint_trajectory`` output.
+        """Publisher and preallocated message of the ``joint_trajectory`` output (its timer: `start_commanding`).
 
         Raises:
             ConfigError: ``controller_joints`` is not an ordering of the robot's joints, or the
@@ -281,12 +315,9 @@ class FeedforwardNode(Node):
         for point, offset in zip(self.trajectory_points, self.point_offsets):
             sec = int(offset)
             point.time_from_start = Duration(sec=sec, nanosec=int(round((offset - sec) * 1e9)))
-        self.last_trajectory_time: float | None = None
         self.trajectory_pub = self.create_publisher(
             JointTrajectory, "joint_trajectory_controller/joint_trajectory", COMMAND_QOS
         )
-        self.create_timer(1.0 / settings.trajectory_rate, self._publish_trajectory)
-        self.mode = "waiting for a reference"
 
     def _publish_trajectory(self) -> None:
         """The reference from now to the horizon, with the model's torques, in the controller's order."""
@@ -314,7 +345,9 @@ class FeedforwardNode(Node):
     def _watchdog(self) -> None:
         if self.last_q is None or time.monotonic() - self.last_state_wall < self.state_timeout:
             return
-        self.mode = f"joint_states stale for more than {self.state_timeout:g} s: safe output"
+        clock = self.clock.why(self.state_timeout)
+        stale = f"joint_states stale for more than {self.state_timeout:g} s"
+        self.mode = f"{stale}, {clock}: safe output" if clock else f"{stale}: safe output"
         self._send(self._safe(self.last_q), self.state_timeout / 2.0)
 
     def _diagnostics(self) -> None:

@@ -38,14 +38,21 @@ from pathlib import Path
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
-from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 
 from motor_ident.errors import ConfigError
 from motor_ident.io.params import ParameterSet, load_drive_gains, load_parameters, save_parameters
-from motor_ident.ros.common import IDENTIFIER_STATE_QOS, LATCHED_QOS, declare, load_robot, run_node
+from motor_ident.ros.common import (
+    IDENTIFIER_STATE_QOS,
+    LATCHED_QOS,
+    ClockWatch,
+    declare,
+    load_robot,
+    run_node,
+    steady_timer,
+)
 from motor_ident.ros.conversions import (
     ERROR,
     OK,
@@ -61,18 +68,21 @@ from motor_ident.ros.conversions import (
     stamp_order,
     stamp_to_seconds,
 )
-from motor_ident.ros.parameters import declare_settings
+from motor_ident.ros.lifecycle import ManagedNode
 from motor_ident.ros.torque_inputs import TorqueInputs
 from motor_ident.scenario.build import build_identifier
 from motor_ident.scenario.nodes import IdentifierSettings
 
 
-class IdentifierNode(Node):
-    """Adapter between `OnlineIdentifier` and ROS."""
+class IdentifierNode(ManagedNode):
+    """Adapter between `OnlineIdentifier` and ROS (a managed node: `motor_ident.ros.lifecycle`)."""
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__("identifier", **kwargs)  # type: ignore[arg-type]
-        self.settings = declare_settings(self, IdentifierSettings, self._apply)
+        super().__init__("identifier", **kwargs)
+
+    def build(self) -> None:
+        """Configure: robot, regressor, estimator (the SDP compiled here), publishers, services."""
+        self.settings = self.declared(IdentifierSettings, self._apply)
         self.config = load_robot(self.settings.robot)
         if self.settings.drive_gains_file:
             self.config = self.config.with_drive_gains(load_drive_gains(self.settings.drive_gains_file))
@@ -82,7 +92,8 @@ class IdentifierNode(Node):
         self.core = build_identifier(self.settings, self.config)
         self.regressor, self.base = self.core.regressor, self.core.base
         self.names = self.base.expressions()
-        declare(self, "parameter_names", self.names, "names of ~/parameters, in order", read_only=True)
+        if not self.has_parameter("parameter_names"):  # declared at the first configure
+            declare(self, "parameter_names", self.names, "names of ~/parameters, in order", read_only=True)
         self.index = JointIndex(self.config.joints)
         self.stamps = stamp_order(self.settings.stamps)
         self.drops = DropCounter("joint_states sample", self.get_logger())
@@ -98,23 +109,32 @@ class IdentifierNode(Node):
         self.r2_pub = self.create_publisher(Float64MultiArray, "~/r2", 10)
         self.gate_pub = self.create_publisher(Bool, "~/gate_open", LATCHED_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.state_sub = self.create_subscription(JointState, "joint_states", self._on_state, IDENTIFIER_STATE_QOS)
-        self.inputs = TorqueInputs(self, self.config, self.settings, self.regressor.robot, self._add_sample, self.drops)
         self._stale = ""
         self.create_service(Trigger, "~/reset", self._on_reset)
         self.create_service(Trigger, "~/save", self._on_save)
         self.create_service(SetBool, "~/use_nominal", self._on_use_nominal)
-        self.create_timer(self.settings.diagnostics_period, self._publish_diagnostics)
+        steady_timer(self, self.settings.diagnostics_period, self._publish_diagnostics)  # on in a stopped /clock too
         self._last_gate: bool | None = None
+        self.clock = ClockWatch(self)
         self._last_fit: object = None  # the fit last published
         self.gate_history: list[tuple[float, bool]] = []
-        self._publish_active()
         self.get_logger().info(
             f"identifying {len(self.names)} base parameters of {self.config.name}; window "
             f"{settings.window_duration:g} s of samples at about {settings.sample_rate:g} Hz, "
             f"gate R2 >= {gate.r2_threshold}"
         )
         self._counts_logged = False
+
+    def start_commanding(self) -> None:
+        """Activate: the nominal model goes out (latched), then the joint states and the torque source are read."""
+        self._publish_active()
+        self.state_sub = self.create_subscription(JointState, "joint_states", self._on_state, IDENTIFIER_STATE_QOS)
+        self.inputs = TorqueInputs(self, self.config, self.settings, self.regressor.robot, self._add_sample, self.drops)
+
+    def safe_output(self) -> None:
+        """Deactivate: the buffer emptied and the nominal model active (gate closed), published once."""
+        self.core.reset()
+        self._publish_active()
 
     @property
     def rejected(self) -> int:
@@ -171,9 +191,7 @@ class IdentifierNode(Node):
         fit = self.core.fit
         assert fit is not None
         self.param_pub.publish(make_array(fit.theta, "base_parameters"))
-        self.r2_pub.publish(
-            make_array(fit.r2_uncentred if self.core.config.gate.r2_definition == "uncentred" else fit.r2)
-        )
+        self.r2_pub.publish(make_array(fit.r2_of(self.core.config.gate.r2_definition)))
         if self.core.gate_open or self._last_gate:
             self._publish_active()
         Y, _ = self.core.window.latest()
@@ -291,18 +309,24 @@ class IdentifierNode(Node):
         if fit is not None and not np.all(np.isfinite(fit.theta)):
             level = ERROR
         message = core.gate.reason
-        values.update(self.inputs.diagnostic_values())
-        stale = self.inputs.stale()
-        if stale and not self._stale:  # a torque measurement stopped: nothing to identify from
-            core.reset()
-            self._publish_active()
-        self._stale = stale
-        if stale:
-            values["gate"], values["reason"] = "closed", f"{stale}: gate closed"
-            level, message = max(level, WARN), f"{stale}: gate closed, nominal model active"
-        values["joint_states_publishers"], crowded = publisher_warning(self, self.state_sub.topic_name)
-        if crowded:
-            level, message = max(level, WARN), f"{crowded}; {message}"
+        if not self.commanding:
+            level, message = WARN, "inactive: nominal model active"
+        else:
+            values.update(self.inputs.diagnostic_values())
+            stale = self.inputs.stale()
+            if stale and not self._stale:  # a torque measurement stopped: nothing to identify from
+                core.reset()
+                self._publish_active()
+            self._stale = stale
+            if stale:
+                values["gate"], values["reason"] = "closed", f"{stale}: gate closed"
+                level, message = max(level, WARN), f"{stale}: gate closed, nominal model active"
+            clock = self.clock.why(self.settings.diagnostics_period)
+            if clock:  # the simulator or bag player stopped: no new samples, the model stays as it is
+                level, message = max(level, WARN), f"{clock}: no new samples; {message}"
+            values["joint_states_publishers"], crowded = publisher_warning(self, self.state_sub.topic_name)
+            if crowded:
+                level, message = max(level, WARN), f"{crowded}; {message}"
         msg = DiagnosticArray()
         msg.header.stamp = self.get_clock().now().to_msg()
         msg.status = [make_status("motor_ident: identifier", self.config.name, level, message, values)]

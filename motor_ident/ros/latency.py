@@ -93,10 +93,11 @@ class _BenchRobot(Node):
 def _timed_feedforward(**kwargs: Any) -> Any:
     """The real `FeedforwardNode`, copying each state's sequence number into the command it answers with."""
     from motor_ident.ros.feedforward_node import FeedforwardNode
+    from motor_ident.ros.lifecycle import start
 
     class TimedFeedforward(FeedforwardNode):
-        def __init__(self, **node_kwargs: Any) -> None:
-            super().__init__(**node_kwargs)
+        def build(self) -> None:
+            super().build()
             self.seq = 0
             publish = self.cmd_pub.publish
 
@@ -110,7 +111,7 @@ def _timed_feedforward(**kwargs: Any) -> Any:
             self.seq = int(msg.header.frame_id or 0)
             super()._on_state(msg)
 
-    return TimedFeedforward(**kwargs)
+    return start(TimedFeedforward(**kwargs))  # configured and active, as launch starts it
 
 
 class _EchoNode(Node):

@@ -40,16 +40,17 @@ def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, array.array | list | tuple) else value
 
 
-def descriptor(name: str, spec: Spec, scalar: type, is_tuple: bool) -> ParameterDescriptor:
+def descriptor(name: str, spec: Spec, scalar: type, is_tuple: bool, *, managed: bool = False) -> ParameterDescriptor:
     """The ROS 2 descriptor of one setting: description (unit, [demo], [restart to change]),
-    read-only unless live, the numeric range and the valid values in words."""
+    read-only unless live (or ``managed``: a lifecycle node's, set while unconfigured), the numeric
+    range and the valid values in words."""
     kind = ("a list of " if is_tuple else "") + scalar.__name__
     d = ParameterDescriptor(
         name=name,
         type=int(_TYPES[(scalar, is_tuple)]),
         description=describe(spec),
         additional_constraints=spec.expected(kind),
-        read_only=not spec.live,
+        read_only=not (spec.live or managed),
     )
     if not is_tuple and scalar is float and (spec.low is not None or spec.high is not None):
         low = spec.low if spec.low is not None else -float("inf")
@@ -67,6 +68,7 @@ def declare_settings(
     cls: type[T],
     apply: Callable[[T], None] | None = None,
     check: Callable[[T], object] | None = None,
+    configurable: Callable[[], bool] | None = None,
 ) -> T:
     """Declare every setting of ``cls`` on ``node`` and return the settings it starts with.
 
@@ -74,7 +76,9 @@ def declare_settings(
     a bad value is refused with the reason and leaves the settings unchanged; a good one replaces
     them and is passed to ``apply``. ``check`` (raising `ConfigError`) refuses values only the node
     can judge, such as a per-joint list of the wrong length, before anything changes. Parameters
-    the class does not own (``use_sim_time``, ...) pass through.
+    the class does not own (``use_sim_time``, ...) pass through. With ``configurable`` (a
+    lifecycle node's "is it unconfigured?"), the settings that are not live may be changed while
+    it returns True and are refused otherwise; they apply at the next configure.
 
     Raises:
         ConfigError: a start value of the wrong type, out of range or not among the choices,
@@ -89,7 +93,7 @@ def declare_settings(
     values: dict[str, Any] = {}
     for name, (spec, hint, default) in table.items():
         scalar, is_tuple, _ = value_kind(hint)
-        desc = descriptor(name, spec, scalar, is_tuple)
+        desc = descriptor(name, spec, scalar, is_tuple, managed=configurable is not None)
         initial = Parameter.Type(desc.type) if default is None else _plain(default)
         try:
             value = node.declare_parameter(name, initial, desc).value
@@ -105,6 +109,11 @@ def declare_settings(
         owned = {p.name: _plain(p.value) for p in parameters if p.name in names}
         if not owned:
             return SetParametersResult(successful=True)
+        fixed = [name for name in owned if not table[name][0].live]
+        if fixed and configurable is not None and not configurable():
+            return SetParametersResult(
+                successful=False, reason=f"{fixed} apply at configure: deactivate and clean up the node first"
+            )
         try:
             candidate = build(cls, {**flatten(current[0]), **owned}, where=where)
             if check is not None:

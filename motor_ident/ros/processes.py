@@ -186,3 +186,62 @@ def not_up(node: Node, children: Sequence[NodeProcess], names: Sequence[str]) ->
         c for c in children if c.name in names
     ]
     return "; ".join(f"{c.name} (the end of {c.log}:\n{c.tail()})" for c in missing)
+
+
+def change_states(
+    node: Node,
+    executor: Any,
+    children: Sequence[NodeProcess],
+    targets: Sequence[tuple[str, NodeProcess]],
+    transition: str,
+    timeout: float,
+) -> None:
+    """Lifecycle ``transition`` (``configure`` or ``activate``) of managed nodes, all at once,
+    through their ``<node>/change_state`` services (lifecycle_msgs), as launch's ``LifecycleNode``
+    actions do. ``targets``: (fully qualified node name, its process).
+
+    Raises:
+        ConfigError: a node refused to configure (its ``refusing to configure:`` log line).
+        NodeProcessError: a service did not appear or answer within ``timeout`` seconds, a
+            transition failed otherwise, or a process exited.
+    """
+    from lifecycle_msgs.msg import Transition
+    from lifecycle_msgs.srv import ChangeState
+
+    ids = {"configure": Transition.TRANSITION_CONFIGURE, "activate": Transition.TRANSITION_ACTIVATE}
+    clients: dict[str, Any] = {name: node.create_client(ChangeState, f"{name}/change_state") for name, _ in targets}
+    by_name = dict(targets)
+    try:
+        spin_until(
+            lambda: all(client.service_is_ready() for client in clients.values()),
+            executor,
+            children,
+            timeout,
+            lambda: (
+                f"no lifecycle services (change_state) of {[n for n, c in clients.items() if not c.service_is_ready()]}"
+            ),
+        )
+        futures = {
+            name: client.call_async(ChangeState.Request(transition=Transition(id=ids[transition])))
+            for name, client in clients.items()
+        }
+        spin_until(
+            lambda: all(future.done() for future in futures.values()),
+            executor,
+            children,
+            timeout,
+            lambda: f"{transition} not answered by {[n for n, f in futures.items() if not f.done()]}",
+        )
+        for name, future in futures.items():
+            result = future.result()
+            if result is not None and result.success:
+                continue
+            child = by_name[name]
+            tail = child.tail()
+            refusal = next((line for line in reversed(tail.splitlines()) if "refusing to configure: " in line), None)
+            if refusal is not None:
+                raise ConfigError(f"{name}: {refusal.split('refusing to configure: ', 1)[1]} (log {child.log})")
+            raise NodeProcessError(f"node {name}: {transition} failed; the end of {child.log}:\n{tail}")
+    finally:
+        for client in clients.values():
+            node.destroy_client(client)

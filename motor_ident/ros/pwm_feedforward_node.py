@@ -45,7 +45,6 @@ from __future__ import annotations
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from numpy.typing import NDArray
-from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
@@ -53,7 +52,7 @@ from trajectory_msgs.msg import JointTrajectory
 from motor_ident.core.actuators.transmission import build_transmission
 from motor_ident.core.control.pwm import ChainModel, pwm_feedforward
 from motor_ident.errors import ConfigError
-from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, load_robot, run_node
+from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, ClockWatch, declare, load_robot, run_node, steady_timer
 from motor_ident.ros.conversions import (
     OK,
     WARN,
@@ -65,16 +64,19 @@ from motor_ident.ros.conversions import (
     make_status,
     stamp_to_seconds,
 )
-from motor_ident.ros.parameters import declare_settings
+from motor_ident.ros.lifecycle import ManagedNode
 from motor_ident.scenario.nodes import PwmFeedforwardSettings
 
 
-class PwmFeedforwardNode(Node):
-    """Adapter between `pwm_feedforward` and ROS."""
+class PwmFeedforwardNode(ManagedNode):
+    """Adapter between `pwm_feedforward` and ROS (a managed node: `motor_ident.ros.lifecycle`)."""
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__("pwm_feedforward", **kwargs)  # type: ignore[arg-type]
-        self.settings = settings = declare_settings(self, PwmFeedforwardSettings, self._apply)
+        super().__init__("pwm_feedforward", **kwargs)
+
+    def build(self) -> None:
+        """Configure: motor chains, transmission, publishers, the state and reference inputs."""
+        self.settings = settings = self.declared(PwmFeedforwardSettings, self._apply)
         config = load_robot(settings.robot)
         self.transmission = config.build_transmission()
         chains = []
@@ -97,7 +99,10 @@ class PwmFeedforwardNode(Node):
         self.chains = chains
         self.ff_config = settings.core
         self.state_timeout = settings.state_timeout
-        declare(self, "motor_names", list(self.transmission.motors), "motor order of the duty cycles", read_only=True)
+        if not self.has_parameter("motor_names"):  # declared at the first configure
+            declare(
+                self, "motor_names", list(self.transmission.motors), "motor order of the duty cycles", read_only=True
+            )
         self.command_space = settings.command_space
         # motor torques pass through unchanged: the identity transmission over the motors
         self.torque_map = (
@@ -113,14 +118,24 @@ class PwmFeedforwardNode(Node):
         self.drops = InputDrops(("joint_states", "reference", "desired torques"), self.get_logger())
         self.last_problem = ""
         self.last_duty = np.zeros(self.transmission.n)
+        self.clock = ClockWatch(self)
 
         self.pwm_pub = self.create_publisher(Float64MultiArray, "pwm_controller/commands", COMMAND_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
-        self.create_subscription(Float64MultiArray, settings.command_topic, self._on_desired, COMMAND_QOS)
         if settings.reference_topic:
             self.create_subscription(JointTrajectory, settings.reference_topic, self._on_reference, 10)
-        self.create_timer(settings.diagnostics_period, self._diagnostics)
+        steady_timer(self, settings.diagnostics_period, self._diagnostics)  # on in a stopped /clock too
+
+    def start_commanding(self) -> None:
+        """Activate: the desired torques are answered with duty cycles."""
+        self.create_subscription(Float64MultiArray, self.settings.command_topic, self._on_desired, COMMAND_QOS)
+
+    def safe_output(self) -> None:
+        """Deactivate: zero duty on every motor, once."""
+        self.last_duty = np.zeros(self.transmission.n)
+        self.pwm_pub.publish(make_array(self.last_duty))
+        self.last_problem = "inactive: zero duty sent"
 
     def _apply(self, settings: PwmFeedforwardSettings) -> None:
         """Live settings changed: the next duty cycles use the new limit, compensation and timeout."""
@@ -205,6 +220,9 @@ class PwmFeedforwardNode(Node):
     def _diagnostics(self) -> None:
         msg = DiagnosticArray()
         msg.header.stamp = self.get_clock().now().to_msg()
+        clock = self.clock.why(self.settings.diagnostics_period)
+        if clock:  # the simulator or bag player stopped
+            self.last_problem = f"{clock}; {self.last_problem}" if self.last_problem else clock
         level = WARN if self.last_problem else OK
         values: dict[str, object] = {
             "commands_published": self.published,

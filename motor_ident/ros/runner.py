@@ -37,9 +37,11 @@ from motor_ident.core.threads import limit_blas_threads
 from motor_ident.errors import ConfigError
 from motor_ident.io.demo_report import RunResult
 from motor_ident.ros.common import NODE_EXECUTOR, make_executor
+from motor_ident.ros.lifecycle import ManagedNode, activate, configure, managing
 from motor_ident.ros.processes import (
     NodeProcess,
     ProcessRunResult,
+    change_states,
     has_topics,
     not_up,
     parameter_argument,
@@ -51,8 +53,9 @@ from motor_ident.ros.recorder import Recorder, RunWatcher, identifier_summary, n
 from motor_ident.scenario.loader import find_scenario, load_scenario
 from motor_ident.schema import flatten
 
-# Node name -> its class, "module:Class". The module's ``main`` is the node's entry point, listed
-# under the same name in setup.py's NODES (tests/ros/test_node_processes.py checks both agree).
+# Node name -> its class, "module:Class". The module's ``main`` runs the node; setup.py's NODES
+# lists its entry point under the same name (`motor_ident.ros.entry_points`, which calls that
+# ``main``; tests/ros/test_node_processes.py checks they agree).
 NODES: dict[str, str] = {
     "sim_robot": "motor_ident.ros.sim_robot_node:SimRobotNode",
     "identifier": "motor_ident.ros.identifier_node:IdentifierNode",
@@ -98,15 +101,20 @@ def node_class(name: str) -> Callable[..., Node]:
     return getattr(importlib.import_module(module), cls)  # type: ignore[no-any-return]
 
 
+def is_managed(name: str) -> bool:
+    """Whether node ``name`` is a lifecycle node (`motor_ident.ros.lifecycle.ManagedNode`)."""
+    return issubclass(node_class(name), ManagedNode)  # type: ignore[arg-type]
+
+
 def node_command(name: str, ros_arguments: Sequence[str]) -> list[str]:
     """Command line starting node ``name`` as ``ros2 run motor_ident <name>`` does.
 
     Its entry point script next to this Python (a virtual environment's or a pip install's
-    ``bin/``), else ``python -m <module>`` (the same ``main()``), then ``--ros-args`` and
-    ``ros_arguments``.
+    ``bin/``), else ``python -m motor_ident.ros.entry_points <name>`` (the same function), then
+    ``--ros-args`` and ``ros_arguments``.
     """
     script = Path(sys.executable).parent / name
-    head = [str(script)] if script.is_file() else [sys.executable, "-m", NODES[name].split(":")[0]]
+    head = [str(script)] if script.is_file() else [sys.executable, "-m", "motor_ident.ros.entry_points", name]
     return [*head, "--ros-args", *ros_arguments]
 
 
@@ -249,6 +257,10 @@ def _run_in_process(plan: _Plan, progress: Callable[[RunResult], None] | None) -
         for name in plan.nodes:
             parameters = [Parameter(k, value=v) for k, v in plan.overrides.get(name, {}).items()]
             nodes[name] = node_class(name)(context=context, parameter_overrides=parameters)
+        for name in plan.nodes:  # managed nodes: configure every one, then activate (as the launch files do)
+            configure(nodes[name])
+        for name in plan.nodes:
+            activate(nodes[name])
         recorder = Recorder(plan.joints, keep_series=plan.keep_series, context=context)
         executor = make_executor(NODE_EXECUTOR, context)
         for node in (*nodes.values(), recorder):
@@ -317,6 +329,9 @@ def _run_as_processes(
             startup_timeout,
             lambda: "node processes did not come up: " + not_up(recorder, children, others),
         )
+        managed = [(f"/{child.name}", child) for child in children if is_managed(child.name)]
+        for transition in ("configure", "activate"):  # as the launch files do: every one configured first
+            change_states(recorder, executor, children, managed, transition, startup_timeout)
         for name in plan.simulators:
             start(name)
         spin_until(
@@ -398,7 +413,13 @@ def _spin_run(
         while not finished() and time.monotonic() - start < wall_timeout:
             if not context.ok():
                 return False
-            executor.spin_once(timeout_sec=0.05)
+            try:
+                executor.spin_once(timeout_sec=0.05)
+            except Exception as exc:  # a managed node's callback: safe output, unconfigured, the run goes on
+                failed = managing(exc)
+                if failed is None:
+                    raise
+                failed.fail(exc)
             if check is not None:
                 check()
             if progress is not None and time.monotonic() - last_report > 0.5:

@@ -25,14 +25,13 @@ import math
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
-from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from motor_ident.core.control.vrec import VrecConfig, VrecController, design_gain
 from motor_ident.core.elastic.two_inertia import TwoInertiaParameters
 from motor_ident.errors import ConfigError, MotorIdentError
-from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, run_node
+from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, run_node, steady_timer
 from motor_ident.ros.conversions import (
     OK,
     WARN,
@@ -45,19 +44,22 @@ from motor_ident.ros.conversions import (
     make_status,
     stamp_to_seconds,
 )
-from motor_ident.ros.parameters import declare_settings
+from motor_ident.ros.lifecycle import ManagedNode
 from motor_ident.scenario.nodes import VrecControllerSettings, motor_names_of
 from motor_ident.schema import per_joint
 
 FIELDS = ("position", "velocity")
 
 
-class VrecControllerNode(Node):
-    """Adapter between per-joint `VrecController` loops and ROS."""
+class VrecControllerNode(ManagedNode):
+    """Adapter between per-joint `VrecController` loops and ROS (a managed node: `motor_ident.ros.lifecycle`)."""
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__("vrec_controller", **kwargs)  # type: ignore[arg-type]
-        self.settings = settings = declare_settings(self, VrecControllerSettings)
+        super().__init__("vrec_controller", **kwargs)
+
+    def build(self) -> None:
+        """Configure: the per-joint loops (gains designed here), publishers, link and reference inputs."""
+        self.settings = settings = self.declared(VrecControllerSettings)
         self.joints = tuple(settings.joints)
         n = len(self.joints)
         motors = motor_names_of(settings.motor_names, self.joints)
@@ -113,9 +115,18 @@ class VrecControllerNode(Node):
         self.rigid_pub = self.create_publisher(JointState, "~/rigid_velocity", STATE_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.create_subscription(JointState, "joint_states", self._on_joint_states, STATE_QOS)
-        self.create_subscription(JointState, "motor_states", self._on_motor_states, STATE_QOS)
         self.create_subscription(Float64MultiArray, "~/velocity_reference", self._on_reference, COMMAND_QOS)
-        self.create_timer(settings.diagnostics_period, self._diagnostics)
+        steady_timer(self, settings.diagnostics_period, self._diagnostics)  # on in a stopped /clock too
+
+    def start_commanding(self) -> None:
+        """Activate: each motor_states sample is answered with a command."""
+        self.create_subscription(JointState, "motor_states", self._on_motor_states, STATE_QOS)
+
+    def safe_output(self) -> None:
+        """Deactivate: zero torque on every joint, once."""
+        self.last_command = np.zeros(len(self.joints))
+        self.command_pub.publish(make_array(self.last_command))
+        self.last_problem = "inactive: zero torque sent"
 
     @property
     def gains(self) -> list[float]:

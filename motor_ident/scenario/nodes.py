@@ -334,7 +334,8 @@ def parameters_markdown() -> str:
         "Generated from motor_ident/scenario/nodes.py: `python -m motor_ident.scenario.nodes > docs/parameters.md`.\n"
         "A scenario file (config/scenarios/) sets only what differs from these defaults. Lists marked "
         "'1 or one per joint' take one value for every joint or one per joint. `restart` parameters are "
-        "read-only while the node runs; the others can be set live (`ros2 param set`), and a value out of "
+        "read-only while the node runs (on the managed nodes, docs/nodes.md: set while unconfigured, applied at "
+        "the next configure); the others can be set live (`ros2 param set`), and a value out of "
         "range is refused with the reason. (demo): a knob of the demonstrations, not of a robot.\n",
     ]
     for node, cls in NODE_SETTINGS.items():

@@ -175,7 +175,7 @@ def inertial_parameters(model: mujoco.MjModel, joints: tuple[str, ...]) -> Float
     (MuJoCo's body frame of the joint, URDF's joint origin), in that frame [kg, kg m, kg m^2].
     """
     data = mujoco.MjData(model)
-    data.qpos[:] = 0.0
+    data.qpos[:] = model.qpos0  # hinges at 0; a free joint at its body's pose
     mujoco.mj_kinematics(model, data)
     carriers = _joint_bodies(model, joints)
     owner = {body: k for k, body in enumerate(carriers)}

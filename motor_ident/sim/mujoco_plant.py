@@ -35,13 +35,31 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from motor_ident.errors import ConfigError
-from motor_ident.sim.mujoco_model import build_spec, parameters_in_estimator_terms
+from motor_ident.sim.mujoco_model import build_spec, joint_friction, parameters_in_estimator_terms
 from motor_ident.sim.plant import Measurement, PlantConfig
 
 if TYPE_CHECKING:
     from motor_ident.io.robot_config import RobotConfig
 
 FloatArray = NDArray[np.float64]
+
+
+def mujoco_refusal(config: RobotConfig, plant_config: PlantConfig) -> str | None:
+    """Why MuJoCo cannot simulate this robot with these plant settings, or None when it can.
+
+    It takes joint torques only (no PWM motor chains) and symmetric dry + viscous friction only.
+    """
+    if plant_config.command_interface != "effort":
+        return (
+            f"engine = 'mujoco' takes joint torques only (command_interface = 'effort'), not "
+            f"{plant_config.command_interface!r}: its motor chains are simulated by engine = 'pinocchio'"
+        )
+    for name, drive in zip(config.joints, config.joint_parameters, strict=True):
+        try:
+            joint_friction(name, drive)
+        except ConfigError as exc:
+            return str(exc)
+    return None
 
 
 class MujocoRobot:
@@ -59,11 +77,9 @@ class MujocoRobot:
     """
 
     def __init__(self, config: RobotConfig, plant_config: PlantConfig, *, q0: ArrayLike | None = None) -> None:
-        if plant_config.command_interface != "effort":
-            raise ConfigError(
-                f"engine = 'mujoco' takes joint torques only (command_interface = 'effort'), not "
-                f"{plant_config.command_interface!r}: its motor chains are simulated by engine = 'pinocchio'"
-            )
+        refusal = mujoco_refusal(config, plant_config)
+        if refusal is not None:
+            raise ConfigError(refusal)
         self.config = plant_config
         self.robot_config = config
         self.joint_names = tuple(config.joints)

@@ -17,11 +17,14 @@ from numpy.typing import ArrayLike, NDArray
 from motor_ident.core.estimation.drive_gains import payload_attachment, with_point_payload
 from motor_ident.core.excitation.fourier import FourierTrajectory, random_fourier_trajectory
 from motor_ident.core.rigid_body.regressor import Regressor
+from motor_ident.errors import ConfigError
 from motor_ident.io.data import JointRecord
 from motor_ident.io.robot_config import RobotConfig
 from motor_ident.sim.sensors import SensorNoise, motor_readings, true_converter, wrench_readings
 
 FloatArray = NDArray[np.float64]
+MAX_SAMPLES = 10_000_000
+"""Most samples of one synthetic record (7 joints: about 2 GB of arrays)."""
 
 
 def excitation_record(
@@ -49,6 +52,9 @@ def excitation_record(
 
     Returns:
         The record (q, qd, qdd exact; tau noisy) and the trajectory played.
+
+    Raises:
+        ConfigError: ``duration`` x ``rate_hz`` is fewer than 2 or more than `MAX_SAMPLES` samples.
     """
     rng = np.random.default_rng(seed)
     robot = regressor.robot
@@ -60,7 +66,13 @@ def excitation_record(
         trajectory = random_fourier_trajectory(
             rng, n=robot.n, base_frequency=0.2, velocity_amplitude=velocity_amplitude, q0=centre
         )
-    t = np.arange(int(round(duration * rate_hz))) / rate_hz
+    n_samples = round(duration * rate_hz) if np.isfinite(duration * rate_hz) else -1
+    if not 2 <= n_samples <= MAX_SAMPLES:
+        raise ConfigError(
+            f"duration {duration:g} s at {rate_hz:g} Hz: expected 2 to {MAX_SAMPLES:,} samples, not "
+            f"{'infinitely many' if n_samples < 0 else n_samples}"
+        )
+    t = np.arange(n_samples) / rate_hz
     q, qd, qdd = trajectory.evaluate(t)
     tau = regressor.predict(theta_true, q, qd, qdd)
     sigma = np.broadcast_to(np.asarray(noise_std, dtype=float), (robot.n,))

@@ -43,6 +43,7 @@ def test_bench_json_has_the_floor_and_the_ratios(tmp_path: Path, monkeypatch: py
 
     monkeypatch.setattr(bench, "bench_feedforward", fake_feedforward)
     monkeypatch.setattr(bench, "bench_regressor", lambda: [])
+    monkeypatch.setattr(bench, "bench_floating", lambda samples: [])
     monkeypatch.setattr(
         bench, "bench_refit", lambda updates: [{"window": 2000, "incremental_hz": 1.0, "full_resolve_hz": 1.0}]
     )

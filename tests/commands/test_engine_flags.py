@@ -45,3 +45,19 @@ def test_the_demo_identifies_the_independent_plant_by_default(tmp_path: Path) ->
     assert "simulated robot: mujoco" in done.stdout
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["engine"] == "mujoco" and summary["nonfinite_commands"] == 0
+
+
+def test_the_demo_takes_the_engine_a_scenario_can_use() -> None:
+    """demo's default engine is MuJoCo, except for a scenario it cannot simulate (icub_torso: PWM motor chains)."""
+    from motor_ident.commands.demo import demo_engine
+
+    assert demo_engine("valkyrie_arm") == ("mujoco", None)
+    engine, refusal = demo_engine("icub_torso")
+    assert engine == "pinocchio" and refusal is not None and "command_interface = 'effort'" in refusal
+
+
+def test_mujoco_asked_for_a_pwm_scenario_is_refused_in_one_line(tmp_path: Path) -> None:
+    """``demo --scenario icub_torso --engine mujoco``: exit 2, one line saying why, before any node starts."""
+    done = run("demo", "--scenario", "icub_torso", "--engine", "mujoco", "--duration", "1", "--out-dir", str(tmp_path))
+    assert done.returncode == 2 and "pwm" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

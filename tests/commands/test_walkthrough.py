@@ -82,6 +82,11 @@ def test_identified_model_predicts_the_second_recording_better_than_the_nominal(
 
 
 def test_exported_urdf_reloads_to_the_identified_torques(walkthrough: dict[str, Path]) -> None:
+    """The exported URDF alone predicts the identified model's torques within 3 % of the largest.
+
+    Not exactly: its links are the consistent ones nearest to the URDF's whose base parameters lie
+    in the identified ones' 95 % confidence ellipsoid (docs/real-logs.md).
+    """
     config = load_robot_config(URDF)
     regressor = config.build_regressor()
     theta = load_parameters(walkthrough["params"], expected_names=regressor.names).values
@@ -99,7 +104,7 @@ def test_exported_urdf_reloads_to_the_identified_torques(walkthrough: dict[str, 
         [friction_torque(v[:, j], np.array([fc[j], fv[j]]), regressor.friction[j]) for j in range(4)]
     )
     expected = regressor.predict(theta, q, v, a)
-    assert np.max(np.abs(rigid + friction - expected)) < 1e-6 * np.max(np.abs(expected))
+    assert np.max(np.abs(rigid + friction - expected)) < 0.03 * np.max(np.abs(expected))
     assert "reflected rotor inertia" in walkthrough["urdf"].read_text()
 
 

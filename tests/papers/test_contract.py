@@ -1,4 +1,4 @@
-"""The row contract of every reproduction: kind, reproduced, required, passed, engine; rows that can fail."""
+"""The row contract of every reproduction: kind, status, key claims, verdict, counts, engine; rows that can fail."""
 
 from __future__ import annotations
 
@@ -9,7 +9,15 @@ import pytest
 
 from motor_ident.cli import main
 from motor_ident.errors import ConfigError
-from motor_ident.papers.reproduction import KIND_TITLES, PAPERS, Reproduction, row
+from motor_ident.papers.reproduction import (
+    CHECK_STATUSES,
+    KIND_TITLES,
+    MUJOCO_PAPERS,
+    PAPER_STATUSES,
+    PAPERS,
+    Reproduction,
+    row,
+)
 from motor_ident.papers.xin import reproduce as xin
 
 
@@ -17,21 +25,43 @@ def _result(rows: list[dict]) -> Reproduction:
     return Reproduction(paper="x", title="t", rows=rows, columns=[("ours", "ours.value")], engine="test")
 
 
-def test_passed_only_when_every_required_row_is_reproduced() -> None:
-    """Unrequired failures do not fail; a required failure does; no required row at all is not a pass."""
-    ok = row("a", "paper", paper=1.0, ours=1.0, reproduced=True, required=True)
+def test_verdict_follows_the_key_paper_claims() -> None:
+    """Key claims decide; a failed required check fails too; reported and structural rows never pass a run."""
+    claim = row("a", "paper", paper=1.0, ours=1.0, reproduced=True, required=True)
+    missed = row("c", "paper", paper=1.0, ours=3.0, reproduced=False, required=True)
     info = row("b", "recovery", paper=1.0, ours=2.0, reproduced=False)
-    assert _result([ok, info]).passed
-    assert not _result([ok, row("c", "paper", ours=3.0, reproduced=False, required=True)]).passed
-    assert not _result([info]).passed
+    structural = row("n", "paper", paper=24, ours=24, reproduced=True)
+    assert _result([claim, info]).passed and _result([claim, info]).verdict == "reproduced"
+    assert not _result([claim, missed]).passed and _result([claim, missed]).verdict == "partly reproduced"
+    assert _result([missed]).verdict == "not reproduced"
+    only_structure = _result([structural, row("r", "recovery", paper=1.0, ours=1.0, reproduced=True, required=True)])
+    assert not only_structure.passed and only_structure.verdict == "no key claim"
+    broken = _result([claim, row("r", "recovery", paper=1.0, ours=2.0, reproduced=False, required=True)])
+    assert not broken.passed and broken.verdict == "checks failed"
     with pytest.raises(ConfigError, match="kind"):
         row("d", "agreement", ours=1.0)
     with pytest.raises(ConfigError, match="verdict"):
         row("e", "paper", ours=1.0, required=True)
+    with pytest.raises(ConfigError, match="not implemented"):
+        row("f", "recovery", implemented=False)
+
+
+def test_not_implemented_claims_count_against_the_verdict() -> None:
+    """A key claim we do not compute is neither reproduced nor hidden: counted, named in the summary."""
+    claim = row("a", "paper", paper=1.0, ours=1.0, reproduced=True, required=True)
+    absent = row("eq. 21", "paper", paper=162.2, required=True, implemented=False)
+    result = _result([claim, absent, row("s", "self-check", ours=0.0, reproduced=True)])
+    assert absent["status"] == "not implemented" and not result.passed
+    counts = result.counts()
+    assert counts["key claims"] == {"reproduced": 1, "not reproduced": 0, "not implemented": 1}
+    assert counts["self-check"] == {"passed": 1, "failed": 0, "reported": 0}
+    head, tally = result.summary().split("\n")
+    assert head == "PAPER PARTLY REPRODUCED: 1/2 key claims; missed: eq. 21 (not implemented)"
+    assert tally.startswith("paper rows: 1 reproduced, 0 not reproduced, 1 not implemented, 0 reported")
 
 
 def test_markdown_separates_paper_recovery_and_self_check_rows() -> None:
-    """One section per kind, each row's verdict printed; failed required rows named in the summary."""
+    """One section per kind, each row's verdict printed; missed key claims and failed checks named."""
     result = _result(
         [
             row("p", "paper", paper=2.0, ours=2.1, reproduced=True, required=True),
@@ -42,8 +72,17 @@ def test_markdown_separates_paper_recovery_and_self_check_rows() -> None:
     text = result.markdown()
     for kind in ("paper", "recovery", "self-check"):
         assert f"## {KIND_TITLES[kind]}" in text
-    assert "| r | 1.5000 | NOT reproduced (required) | 50 % off |" in text
-    assert "NOT reproduced (required): r" in text
+    assert "| p | 2.1000 | reproduced (key claim) |" in text
+    assert "| r | 1.5000 | FAILED (required) | 50 % off |" in text
+    assert "**OUR CHECKS FAILED (key claims 1/1 reproduced); missed: r (recovery failed)**" in text
+    assert "PASSED" not in text
+
+
+@pytest.mark.parametrize("paper", [p for p in PAPERS if p not in MUJOCO_PAPERS])
+def test_mujoco_refused_without_a_mujoco_plant(paper: str, capsys: pytest.CaptureFixture) -> None:
+    """Papers whose plants are not rigid-body robots refuse --engine mujoco (exit 2) and say why."""
+    assert main(["reproduce", paper, "--engine", "mujoco"]) == 2
+    assert "has no MuJoCo plant" in capsys.readouterr().err
 
 
 def test_xin_gain_rows_fail_on_a_perturbed_table1() -> None:
@@ -51,12 +90,12 @@ def test_xin_gain_rows_fail_on_a_perturbed_table1() -> None:
     bench = xin.xin_bench_parameters()
     table1 = xin.table1_parameters()
     rows, _ = xin.gain_rows(table1, bench)
-    motor = [r for r in rows if r["required"]]
+    motor = [r for r in rows if r["required"] and r["name"].startswith("motor")]
     assert len(motor) == 3 and all(r["reproduced"] for r in motor)
     assert all(abs(r["ours"]["value"] / r["paper"]["value"] - 1.0) < 0.05 for r in motor)
     perturbed = table1.__class__(**{**table1.__dict__, "motor_inertia": 1.2 * table1.motor_inertia})
     rows, _ = xin.gain_rows(perturbed, bench)
-    assert not any(r["reproduced"] for r in rows if r["required"])
+    assert not any(r["reproduced"] for r in rows if r["required"] and r["name"].startswith("motor"))
 
 
 def _shorten(paper: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -93,25 +132,32 @@ def _shorten(paper: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("paper", PAPERS)
-def test_reproduce_json_contract_on_mujoco(paper: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``reproduce <paper> --engine mujoco`` runs; its JSON names the plant and gives every row kind and verdict."""
+def test_reproduce_json_contract(paper: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``reproduce <paper>`` (on MuJoCo where it has that plant) runs; its JSON names the plant and counts each row."""
     extra = _shorten(paper, monkeypatch)
+    engine = "mujoco" if paper in MUJOCO_PAPERS else "pinocchio"
     out, table = tmp_path / "r.json", tmp_path / "r.md"
-    code = main(["reproduce", paper, "--engine", "mujoco", "--json", str(out), "--out", str(table), *extra])
+    code = main(["reproduce", paper, "--engine", engine, "--json", str(out), "--out", str(table), *extra])
     result = json.loads(out.read_text())
     assert code == (0 if result["passed"] else 1)
-    assert result["engine_requested"] == "mujoco"
-    if paper in ("kolathaya", "szabo"):  # rigid-body robots: the MuJoCo plant ran
+    assert result["engine_requested"] == engine
+    if paper in MUJOCO_PAPERS:  # rigid-body robots: the MuJoCo plant ran
         assert result["engine"].startswith("MuJoCo plant")
     else:  # own plants (two-inertia bench, motor chains, elastic arm), and they say so
         assert "--engine does not apply" in result["engine"]
-    assert result["rows"] and result["required"]
+    assert result["rows"] and result["key_claims"]
     for r in result["rows"]:
         assert r["kind"] in ("paper", "recovery", "self-check") and r["reproduced"] in (True, False, None), r
-        assert not r["required"] or r["reproduced"] is not None
-    assert result["passed"] == all(r["reproduced"] is True for r in result["rows"] if r["required"])
+        assert r["status"] in (PAPER_STATUSES if r["kind"] == "paper" else CHECK_STATUSES), r
+        assert not r["required"] or r["status"] != "reported", r
+    key = [r for r in result["rows"] if r["required"] and r["kind"] == "paper"]
+    assert result["passed"] == (
+        all(r["status"] == "reproduced" for r in key)
+        and all(r["status"] == "passed" for r in result["rows"] if r["required"] and r["kind"] != "paper")
+    )
+    assert sum(result["counts"]["paper"].values()) == sum(r["kind"] == "paper" for r in result["rows"])
     text = table.read_text()
-    assert "## Paper vs ours" in text and "## Recovery" in text
+    assert "## Paper vs ours" in text and "## Recovery" in text and "PASSED" not in text
 
 
 def test_every_paper_is_listed() -> None:

@@ -50,17 +50,27 @@ class Ros:
         self.executor = SingleThreadedExecutor(context=self.context)
         self.nodes: list[Any] = []
 
-    def add(self, node_class: type, *, namespace: str | None = None, **parameters: object) -> Any:
-        """A ``node_class`` node in this context with ``parameters`` as overrides, spun by the executor.
+    def add(
+        self, node_class: type, *, namespace: str | None = None, activate: bool = True, **parameters: object
+    ) -> Any:
+        """A ``node_class`` node in this context with ``parameters`` as overrides, spun by the
+        executor; a managed node configured and activated (`motor_ident.ros.lifecycle.start`),
+        unless ``activate=False`` (then left unconfigured).
 
-        Raises whatever the node's constructor raises (a refused parameter: `ConfigError`).
+        Raises whatever the node's constructor or configure raises (a refused parameter: `ConfigError`).
         """
         from rclpy.parameter import Parameter
+
+        from motor_ident.ros.lifecycle import start
 
         overrides = [Parameter(name, value=value) for name, value in parameters.items()]
         extra = {} if namespace is None else {"namespace": namespace}
         node = node_class(context=self.context, parameter_overrides=overrides, **extra)
-        return self._keep(node)
+        try:
+            return self._keep(start(node) if activate else node)
+        except Exception:
+            node.destroy_node()
+            raise
 
     def probe(self, name: str = "probe", *, namespace: str | None = None) -> Any:
         """A plain node to publish and subscribe from the test, spun by the executor."""

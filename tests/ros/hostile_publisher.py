@@ -130,7 +130,7 @@ def main() -> None:
     from rclpy.signals import SignalHandlerOptions
 
     from motor_ident.io.robot_config import load_robot_config
-    from motor_ident.ros.common import stop_on_signals
+    from motor_ident.ros.shutdown import ProcessStop
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robot", default="valkyrie_arm", help="robot config whose joints to use")
@@ -139,7 +139,9 @@ def main() -> None:
     args = parser.parse_args()
     if not (math.isfinite(args.rate) and args.rate > 0.0):
         parser.error(f"--rate {args.rate}: expected a positive rate in Hz")
-    stop_requested = stop_on_signals()
+    stop = ProcessStop().install()
+    stop.running()  # a signal is only recorded: the report is written at exit
+    stop_requested = stop.requests
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = HostilePublisher(list(load_robot_config(args.robot).joints), args.rate)
     executor = SingleThreadedExecutor()

@@ -47,6 +47,7 @@ def test_replayed_bag_gives_the_offline_estimate_and_a_loop_resets_cleanly(bag: 
     from motor_ident.ros.bag_player import BagPlayer
     from motor_ident.ros.common import LATCHED_QOS
     from motor_ident.ros.identifier_node import IdentifierNode
+    from motor_ident.ros.lifecycle import start
 
     context = rclpy.Context()
     rclpy.init(context=context)
@@ -63,6 +64,7 @@ def test_replayed_bag_gives_the_offline_estimate_and_a_loop_resets_cleanly(bag: 
             ],
         )
         nodes.append(identifier)
+        start(identifier)  # configured and active, as launch starts it
         player = BagPlayer(
             bag, rate=1.0, loop=True, loops=2, topics=["/joint_states"], wait_for_subscribers=10.0, context=context
         )

@@ -37,10 +37,10 @@ LAUNCH_FILES = sorted((REPO / "launch").glob("*.launch.py"))
 
 # The arguments each launch file documents (docs/nodes.md, module docstrings).
 DOCUMENTED_ARGUMENTS = {
-    "identification.launch.py": {"params_file", "use_sim", "excite", "monitor"},
-    "valkyrie_arm.launch.py": {"params_file", "use_sim", "excite", "monitor"},
-    "icub_torso.launch.py": {"params_file", "use_sim", "excite", "pwm", "monitor"},
-    "xin_bench.launch.py": {"params_file", "use_sim"},
+    "identification.launch.py": {"params_file", "use_sim", "excite", "monitor", "autostart"},
+    "valkyrie_arm.launch.py": {"params_file", "use_sim", "excite", "monitor", "autostart"},
+    "icub_torso.launch.py": {"params_file", "use_sim", "excite", "pwm", "monitor", "autostart"},
+    "xin_bench.launch.py": {"params_file", "use_sim", "autostart"},
 }
 
 
@@ -118,6 +118,7 @@ ROSDEP_KEYS = {
             "trajectory_msgs",
             "diagnostic_msgs",
             "std_srvs",
+            "lifecycle_msgs",
             "launch",
             "launch_ros",
         )
@@ -521,3 +522,42 @@ def test_launch_runs_publishes_and_stops_cleanly(name: str, ament_install, tmp_p
     assert not ESCALATED.search(log), log
     MEASURED[name] = {"messages": {t: counts[t] for t in case.flowing}, "stop_s": stopped, "nodes_s": finished}
     print(f"\n{name}: {MEASURED[name]}")
+
+
+MANAGED = {"icub_torso.launch.py": ("identifier", "feedforward", "excitation", "pwm_feedforward")}
+MANAGED["xin_bench.launch.py"] = ("vrec_controller",)
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+@pytest.mark.parametrize("file", list(MANAGED))
+def test_autostart_false_leaves_managed_nodes_unconfigured(file: str, ament_install) -> None:
+    """``autostart:=false``: every managed node comes up and stays unconfigured (lifecycle_msgs
+    get_state), nothing is commanded while the simulated robot runs, and Ctrl-C ends every node cleanly."""
+    from lifecycle_msgs.srv import GetState
+
+    topics = ["effort_controller/commands"]
+    topics += ["pwm_controller/commands", "feedforward/reference"] if "icub" in file else []
+    probe = Probe(topics)
+    nodes = {"icub_torso.launch.py": ICUB, "xin_bench.launch.py": frozenset({"elastic_sim", "vrec_controller"})}[file]
+    run = LaunchRun(ament_install.env, ament_install.workspace, file, ["autostart:=false"])
+    try:
+        on_graph = probe.spin_until(lambda: nodes <= probe.node_names() or run.failed(), START_TIMEOUT)
+        assert on_graph and not run.failed(), f"{file} autostart:=false: nodes missing\n{run.log()}"
+        states = {}
+        for name in MANAGED[file]:
+            client = probe.node.create_client(GetState, f"/{name}/get_state")
+            assert probe.spin_until(client.service_is_ready, 60.0), f"{name}: no get_state service"
+            future = client.call_async(GetState.Request())
+            assert probe.spin_until(future.done, 30.0), f"{name}: get_state not answered"
+            states[name] = future.result().current_state.label
+        counts = probe.count(FLOW_WINDOW)
+        code, _, finished = run.interrupt()
+    finally:
+        run.stop()
+        probe.close()
+    assert states == dict.fromkeys(MANAGED[file], "unconfigured"), states
+    assert not any(counts.values()), counts
+    log = run.log()
+    assert code == 0 and set(finished) == nodes, log
+    assert not ESCALATED.search(log), log

@@ -101,14 +101,17 @@ def _setup_nodes() -> dict[str, str]:
 
 def test_runner_nodes_are_the_entry_points() -> None:
     """The runner's node table and setup.py's entry points name the same nodes, each entry point
-    the ``main`` of the module holding the runner's class, and every scenario file names only them."""
+    the launcher that runs the ``main`` of the module holding the runner's class, and every
+    scenario file names only them."""
+    from motor_ident.ros import entry_points as launcher
     from motor_ident.ros.runner import NODES, node_class, scenario_nodes
 
     entry_points = _setup_nodes()
-    assert sorted(entry_points) == sorted(NODES)
+    assert sorted(entry_points) == sorted(NODES) == sorted(launcher.MODULES)
     for name, target in NODES.items():
         module, cls = target.split(":")
-        assert entry_points[name] == f"{module}:main"
+        assert entry_points[name] == f"motor_ident.ros.entry_points:{name}"
+        assert launcher.MODULES[name] == module and callable(getattr(launcher, name))
         assert node_class(name).__name__ == cls
     for path in sorted((REPO / "config" / "scenarios").glob("*.yaml")):
         assert set(scenario_nodes(path)) <= set(NODES), path.name
@@ -185,8 +188,8 @@ def node_runs(tmp_path_factory) -> dict[tuple[str, str], NodeRun]:
 
     from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
     from motor_ident.ros.conversions import make_array, make_joint_state
-    from motor_ident.ros.processes import NodeProcess, stop_processes
-    from motor_ident.ros.runner import node_command
+    from motor_ident.ros.processes import NodeProcess, change_states, stop_processes
+    from motor_ident.ros.runner import is_managed, node_command
 
     log_dir = tmp_path_factory.mktemp("node_logs")
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "RCUTILS_COLORIZED_OUTPUT": "0"}
@@ -240,6 +243,10 @@ def node_runs(tmp_path_factory) -> dict[tuple[str, str], NodeRun]:
 
             feeders.append((run, feed))
 
+        # the managed nodes start unconfigured: configure, then activate, as launch does
+        managed = [(f"{run.namespace}/{run.node}", run.process) for run in runs.values() if is_managed(run.node)]
+        for transition in ("configure", "activate"):
+            change_states(prober, ros.executor, processes, managed, transition, STARTUP_TIMEOUT_S)
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while time.monotonic() < deadline:
             if all(run.answers or run.process.popen.poll() is not None for run in runs.values()):
@@ -349,3 +356,246 @@ def test_run_processes_reaches_an_open_gate(tmp_path) -> None:
     for node, p in processes.items():
         assert (p["returncode"], p["stopped_with"]) == (0, "SIGINT"), f"{node}: see {p['log']}"
         assert Path(p["log"]).parent == out / "logs"
+
+
+# --- stopping a node that blocks ---------------------------------------------------------------
+
+BLOCK_S = 20.0  # how long the slow node blocks: longer than launch's SIGINT-to-SIGKILL 15 s
+# The bound a blocked node exits within after the signal: the watchdog's immediate exit
+# (motor_ident.ros.shutdown.EXIT_AFTER_S) plus the interpreter's exit on a loaded machine; below
+# launch's SIGKILL (15 s) and the runner's (10 s). A node blocked in Python code exits sooner:
+# at the watchdog's SIGTERM (3 s) or at once while starting.
+STOP_BOUND_S = 8.0
+SLOW_CASES = [(where, sig) for where in ("import", "constructor", "destroy") for sig in ("SIGINT", "SIGTERM")]
+
+
+def _own_fastdds_segments(pid: int) -> set[str]:
+    """The Fast DDS shared-memory segments process ``pid`` maps (its participant's own, not the port
+    files every participant shares): /dev/shm is shared with every other process of the machine."""
+    try:
+        maps = Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return set()
+    paths = {line.split()[-1] for line in maps.splitlines() if "/dev/shm/fastdds_" in line}
+    return {path for path in paths if not Path(path).name.startswith("fastdds_port")}
+
+
+def _wait_for(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.mark.parametrize(("where", "sig"), SLOW_CASES, ids=[f"{w}-{s}" for w, s in SLOW_CASES])
+def test_blocked_node_stops_within_bound(tmp_path, where: str, sig: str) -> None:
+    """A node blocked for 20 s while importing, in its constructor or in ``destroy_node`` ends
+    within STOP_BOUND_S of SIGINT or SIGTERM with exit code 0, no KeyboardInterrupt traceback and
+    none of its Fast DDS segments left in /dev/shm; a teardown blocked past the watchdog's delay gets its stacks
+    dumped (naming the blocked ``destroy_node``) and the abandoned step logged."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "slow.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tests.ros.slow_node", where, str(BLOCK_S)],
+            cwd=REPO,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    try:
+        marker = "running" if where == "destroy" else f"blocking in {where}"
+        assert _wait_for(lambda: marker in log.read_text() or process.poll() is not None, STARTUP_TIMEOUT_S)
+        assert process.poll() is None, log.read_text()
+        segments = _own_fastdds_segments(process.pid)
+        start = time.monotonic()
+        process.send_signal(getattr(signal, sig))
+        code = process.wait(timeout=BLOCK_S)
+        seconds = time.monotonic() - start
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    text = log.read_text()
+    assert code == 0, f"exit code {code} after {sig}:\n{text}"
+    assert seconds <= STOP_BOUND_S, f"{seconds:.1f} s after {sig}:\n{text}"
+    assert "Traceback" not in text and "KeyboardInterrupt" not in text, text
+    if where == "destroy":
+        assert "stop watchdog] still running" in text and " in destroy_node" in text, text
+        assert "abandoned on a signal: ['destroy_node (SIGTERM)']" in text, text
+    else:
+        assert f"stopping ({sig} while starting)" in text or f"stopped by {sig} while starting" in text, text
+    if where != "import":  # the participant existed: its segments must be gone
+        assert segments, "no Fast DDS segment seen in /proc/PID/maps: the /dev/shm check would prove nothing"
+        assert _wait_for(lambda: not any(Path(p).exists() for p in segments), 2.0), sorted(segments)
+
+
+def test_watchdog_ends_a_node_that_swallows_signals(tmp_path) -> None:
+    """A teardown that swallows every signal (code catching BaseException) is ended by the
+    watchdog at EXIT_AFTER_S with EXIT_BLOCKED, saying so, before launch's SIGKILL."""
+    import subprocess
+    import sys
+
+    from motor_ident.ros.shutdown import EXIT_BLOCKED
+
+    log = tmp_path / "stubborn.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tests.ros.slow_node", "destroy_stubborn", str(BLOCK_S)],
+            cwd=REPO,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    segments: set[str] = set()
+    try:
+        assert _wait_for(lambda: "running" in log.read_text() or process.poll() is not None, STARTUP_TIMEOUT_S)
+        segments = _own_fastdds_segments(process.pid)
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=BLOCK_S)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        for path in segments:  # an immediate exit leaves them, as a SIGKILL does: what `fastdds shm clean` removes
+            for leftover in (Path(path), Path(f"{path}_el")):
+                leftover.unlink(missing_ok=True)
+    text = log.read_text()
+    assert code == EXIT_BLOCKED, text
+    assert "after the stop request: exiting now" in text, text
+
+
+def _child_pid(parent: int, name: str) -> int | None:
+    """The process id of ``parent``'s child whose command line names ``name`` (Linux /proc)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == parent and name.encode() in cmdline:
+            return int(stat.parent.name)
+    return None
+
+
+def test_stopped_simulator_gives_safe_output_and_says_so(tmp_path, ros) -> None:
+    """``motor-ident run --processes`` with ``use_sim_time``: the simulated robot's process is
+    stopped (SIGSTOP: /clock and joint_states stop, the process lives on). The feedforward's
+    watchdog, on the steady clock, switches to its safe output (``safe_mode: zero``: every command
+    after it exactly 0) and its /diagnostics (also on the steady clock) say the state is stale and
+    /clock stopped; the identifier's say /clock stopped."""
+    import subprocess
+    import sys
+
+    from diagnostic_msgs.msg import DiagnosticArray
+    from std_msgs.msg import Float64MultiArray
+
+    from motor_ident.ros.common import STATE_QOS
+
+    content = yaml.safe_load((REPO / "config" / "scenarios" / "valkyrie_arm.yaml").read_text())
+    content["feedforward"]["ros__parameters"].update({"safe_mode": "zero", "diagnostics_period": 0.2})
+    content["identifier"]["ros__parameters"]["diagnostics_period"] = 0.2
+    scenario = tmp_path / "valkyrie_arm_zero.yaml"
+    scenario.write_text(yaml.safe_dump(content))
+    commands: list[tuple[float, list[float]]] = []
+    statuses: list[tuple[float, str, str]] = []  # (received, name, message)
+    probe = ros.probe("clock_probe")
+    probe.create_subscription(
+        Float64MultiArray,
+        "effort_controller/commands",
+        lambda m: commands.append((time.monotonic(), list(m.data))),
+        STATE_QOS,
+    )
+
+    def on_diagnostics(msg: DiagnosticArray) -> None:
+        statuses.extend((time.monotonic(), s.name, s.message) for s in msg.status)
+
+    probe.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 50)
+    out = tmp_path / "run"
+    command = [str(Path(sys.executable).parent / "motor-ident"), "run", str(scenario), "--processes"]
+    run = subprocess.Popen(
+        [*command, "--duration", "600", "--out-dir", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    sim = None
+    try:
+        assert ros.spin_until(lambda: len(commands) > 200 or run.poll() is not None, STARTUP_TIMEOUT_S), "no commands"
+        assert run.poll() is None, run.communicate()[0].decode()[-3000:]
+        sim = _child_pid(run.pid, "sim_robot")
+        assert sim is not None, "no sim_robot process under motor-ident run"
+        os.kill(sim, signal.SIGSTOP)
+        stopped = time.monotonic()
+
+        def said(name: str, *words: str) -> bool:
+            return any(t > stopped and n.endswith(name) and all(w in m for w in words) for t, n, m in statuses)
+
+        def safe() -> bool:
+            after = [data for t, data in commands if t > stopped + 0.5]
+            return bool(after) and said("feedforward", "stale", "/clock stopped", "safe output")
+
+        assert ros.spin_until(lambda: safe() and said("identifier", "/clock stopped"), 30.0), statuses[-6:]
+    finally:
+        if sim is not None:
+            os.kill(sim, signal.SIGCONT)
+        run.send_signal(signal.SIGINT)
+        log = run.communicate(timeout=120)[0].decode()
+    after = [data for t, data in commands if t > stopped + 0.5]
+    assert all(value == 0.0 for data in after for value in data), after[:3]
+    assert "SIGKILL" not in log, log[-3000:]
+
+
+def test_sigint_to_an_active_feedforward_sends_its_safe_output(tmp_path, ros) -> None:
+    """The feedforward process, configured and activated over its lifecycle services and commanding,
+    gets SIGINT: its last command, received after the signal, is its safe output (``safe_mode:
+    zero``), and it exits 0."""
+    from builtin_interfaces.msg import Duration
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
+    from motor_ident.ros.conversions import make_joint_state
+    from motor_ident.ros.processes import NodeProcess, change_states, stop_processes
+    from motor_ident.ros.runner import node_command
+
+    joints = JOINTS["valkyrie_arm"]
+    arguments = ["--params-file", str(REPO / "config" / "scenarios" / "valkyrie_arm.yaml")]
+    arguments += ["-p", "safe_mode:=zero", "-p", "use_sim_time:=false", "-r", "__ns:=/safe_stop"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    process = NodeProcess("feedforward", node_command("feedforward", arguments), tmp_path / "feedforward.log", env)
+    probe = ros.probe("safe_stop_probe", namespace="/safe_stop")
+    commands: list[list[float]] = []
+    probe.create_subscription(
+        Float64MultiArray, "effort_controller/commands", lambda m: commands.append(list(m.data)), COMMAND_QOS
+    )
+    states = probe.create_publisher(JointState, "joint_states", STATE_QOS)
+    reference = probe.create_publisher(JointTrajectory, "feedforward/reference", 10)
+    hold = JointTrajectory(joint_names=list(joints))
+    hold.points = [JointTrajectoryPoint(positions=[0.1] * 4, time_from_start=Duration(sec=s)) for s in (0, 1000)]
+    count = [0]
+
+    def feed() -> None:
+        count[0] += 1
+        now = probe.get_clock().now().nanoseconds * 1e-9
+        hold.header.stamp = probe.get_clock().now().to_msg() if count[0] == 1 else hold.header.stamp
+        reference.publish(hold)
+        states.publish(make_joint_state(joints, now, np.zeros(4), np.zeros(4), np.zeros(4)))
+
+    try:
+        for transition in ("configure", "activate"):
+            change_states(
+                probe, ros.executor, [process], [("/safe_stop/feedforward", process)], transition, STARTUP_TIMEOUT_S
+            )
+        assert ros.spin_until(lambda: any(any(c) for c in commands), 60.0, each=feed), process.tail()
+        process.popen.send_signal(signal.SIGINT)
+        process.stopped_with = "SIGINT"
+        sent = len(commands)
+        assert ros.spin_until(lambda: process.popen.poll() is not None and len(commands) > sent, 20.0), process.tail()
+        ros.spin_until(lambda: False, 0.3)  # what is still on its way
+    finally:
+        stop_processes([process])
+    assert process.popen.returncode == 0, process.tail()
+    assert commands[-1] == [0.0] * 4, commands[-3:]

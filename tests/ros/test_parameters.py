@@ -24,16 +24,19 @@ def identifier(ros_context):
     from rclpy.parameter import Parameter
 
     from motor_ident.ros.identifier_node import IdentifierNode
+    from motor_ident.ros.lifecycle import start
 
     node = IdentifierNode(context=ros_context, parameter_overrides=[Parameter("require_consistent", value=False)])
+    start(node)  # configured and active, as launch starts it
     yield node
     node.destroy_node()
 
 
 def test_descriptor_carries_unit_range_and_read_only(identifier) -> None:
-    """window_duration: read-only, range 0..3600, unit and restart note in the description."""
+    """window_duration: range 0..3600, unit and restart note in the description; not read-only
+    (a managed node takes it while unconfigured: test_reconfigure_applies_new_parameters)."""
     d = identifier.describe_parameter("window_duration")
-    assert d.read_only
+    assert not d.read_only
     assert (d.floating_point_range[0].from_value, d.floating_point_range[0].to_value) == (0.0, 3600.0)
     assert "[s]" in d.description and "[restart to change]" in d.description
     r2 = identifier.describe_parameter("r2_threshold")
@@ -43,12 +46,12 @@ def test_descriptor_carries_unit_range_and_read_only(identifier) -> None:
 
 
 def test_read_only_parameter_refused_with_reason(identifier) -> None:
-    """Setting window_duration while running is refused, naming it; the buffer keeps its size."""
+    """Setting window_duration while configured is refused, naming how to change it; the buffer keeps its size."""
     from rclpy.parameter import Parameter
 
     (result,) = identifier.set_parameters([Parameter("window_duration", value=8.0)])
     assert not result.successful
-    assert "window_duration" in result.reason and "read-only" in result.reason
+    assert "window_duration" in result.reason and "apply at configure" in result.reason
     assert identifier.get_parameter("window_duration").value == 5.0
     assert identifier.core.config.window_duration == 5.0
 
@@ -75,9 +78,10 @@ def test_integer_for_a_float_refused_at_start(ros_context) -> None:
 
     from motor_ident.errors import ConfigError
     from motor_ident.ros.identifier_node import IdentifierNode
+    from motor_ident.ros.lifecycle import start
 
     with pytest.raises(ConfigError, match=r"node identifier: parameter: alpha = 1: expected a float"):
-        IdentifierNode(context=ros_context, parameter_overrides=[Parameter("alpha", value=1)])
+        start(IdentifierNode(context=ros_context, parameter_overrides=[Parameter("alpha", value=1)]))
 
 
 def test_out_of_range_start_value_refused_in_the_settings_words(ros_context) -> None:
@@ -86,10 +90,11 @@ def test_out_of_range_start_value_refused_in_the_settings_words(ros_context) -> 
 
     from motor_ident.errors import ConfigError
     from motor_ident.ros.identifier_node import IdentifierNode
+    from motor_ident.ros.lifecycle import start
     from motor_ident.scenario.loader import load_scenario
 
     with pytest.raises(ConfigError) as node_error:
-        IdentifierNode(context=ros_context, parameter_overrides=[Parameter("window_duration", value=0.0)])
+        start(IdentifierNode(context=ros_context, parameter_overrides=[Parameter("window_duration", value=0.0)]))
     with pytest.raises(ConfigError) as file_error:
         load_scenario("valkyrie_arm", {"identifier": {"window_duration": 0.0}})
     expected = str(file_error.value).split("window_duration = 0.0: ")[1]
@@ -103,8 +108,9 @@ def test_feedforward_live_gains_reach_the_control_law(ros_context) -> None:
     from rclpy.parameter import Parameter
 
     from motor_ident.ros.feedforward_node import FeedforwardNode
+    from motor_ident.ros.lifecycle import start
 
-    node = FeedforwardNode(context=ros_context)
+    node = start(FeedforwardNode(context=ros_context))
     try:
         n = node.law.config.kp.size
         assert n == 4
@@ -117,7 +123,7 @@ def test_feedforward_live_gains_reach_the_control_law(ros_context) -> None:
         assert not bad.successful and "kp = [1.0, 2.0]" in bad.reason and "or 4" in bad.reason
         np.testing.assert_array_equal(node.law.config.kp, np.full(n, 50.0))
         (bad,) = node.set_parameters([Parameter("state_timeout", value=0.5)])
-        assert not bad.successful and "read-only" in bad.reason
+        assert not bad.successful and "apply at configure" in bad.reason
         (ok,) = node.set_parameters([Parameter("effort_limit", value=[3.0])])
         assert ok.successful
         np.testing.assert_array_equal(node.law.config.effort_limit, np.full(n, 3.0))

@@ -13,8 +13,14 @@ where ``P = base(e_k)`` maps the payload's 10 inertial parameters (pinocchio's o
 body it is attached to, about that body's joint frame) into base parameters, ``p_m`` is its mass
 column and ``P_r`` (b, r) an orthonormal basis of the span of its other 9 columns (first moment and
 inertia, unknown): ``psi`` (r,) are the payload's identifiable combinations. The stacked problem is
-solved by weighted least squares (`RegressionStatistics`, per-joint noise from the OLS residuals),
-so the gains come with standard deviations (Cramer-Rao bound of the stacked problem). The
+solved by weighted least squares (per-motor noise from the residuals). The gains' standard
+deviations are the sandwich covariance of `motor_ident.core.estimation.covariance` (the estimator
+every motor_ident standard deviation comes from): they include the residuals' correlation, so an
+unmodelled friction shape widens them instead of leaving a confident wrong number.
+
+A gain is only as good as the payload's signature on its motor: a payload that barely changes a
+motor's torque (a vertical base axis, where the payload adds no gravity torque) fixes its gain
+from a small difference between two large torques. `GainDetermination` flags such motors. The
 physically consistent variant refits the base parameters with the identified gains by
 ``motor-ident identify --method sdp|log_cholesky`` (`motor_ident.core.estimation.consistent_fit`).
 
@@ -31,6 +37,7 @@ import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
 from motor_ident.core.actuators.transmission import Transmission
+from motor_ident.core.estimation.covariance import sandwich_covariance
 from motor_ident.core.rigid_body.base_params import BaseParameters
 from motor_ident.core.rigid_body.model import RobotModel
 from motor_ident.core.rigid_body.regressor import Regressor
@@ -61,19 +68,59 @@ class CurrentRun:
     current: FloatArray
 
 
+PAYLOAD_SHARE_MIN = 0.05
+"""Below this RMS share of a motor's torque in the loaded run, the payload does not determine its gain [-]."""
+
+RELATIVE_HALF_WIDTH_MAX = 0.10
+"""Above this 95 % half-width (1.96 std / gain), a gain is reported as poorly determined [-]."""
+
+
+@dataclass(frozen=True)
+class GainDetermination:
+    """How well the payload pair determines one motor's gain.
+
+    Attributes:
+        determined: False when the payload's share is below `PAYLOAD_SHARE_MIN` or the 95 %
+            half-width above `RELATIVE_HALF_WIDTH_MAX`.
+        payload_share: RMS of the payload's torque on this motor over the RMS of its torque, loaded run [-].
+        relative_half_width: 1.96 std / gain [-].
+        reason: one sentence for the user ('' when determined).
+    """
+
+    determined: bool
+    payload_share: float
+    relative_half_width: float
+    reason: str
+
+
+def gain_determination(payload_share: float, gain: float, gain_std: float) -> GainDetermination:
+    """Flag a gain the payload pair cannot determine well (thresholds in the module constants)."""
+    half = 1.959964 * gain_std / abs(gain) if gain != 0.0 else float("inf")
+    reasons = []
+    if payload_share < PAYLOAD_SHARE_MIN:
+        reasons.append(
+            f"the payload changes this motor's torque by only {100.0 * payload_share:.1f} % (RMS; e.g. a vertical "
+            "axis, where it adds no gravity torque): a heavier payload, or one farther off this axis, would fix it"
+        )
+    if half > RELATIVE_HALF_WIDTH_MAX:
+        reasons.append(f"its 95 % interval is +-{100.0 * half:.0f} % of the gain")
+    return GainDetermination(not reasons, float(payload_share), float(half), "; ".join(reasons))
+
+
 @dataclass(frozen=True, eq=False)
 class DriveGainFit:
     """Result of `identify_drive_gains`.
 
     Attributes:
         gains: drive gain per motor at the gearbox output (joint side), shape (m,) [N m/A].
-        gains_std: their standard deviations, shape (m,) [N m/A].
+        gains_std: their standard deviations (sandwich covariance, residual correlation included), shape (m,) [N m/A].
         theta_base: base parameters of the unloaded robot, shape (b,).
         theta_base_std: their standard deviations, shape (b,).
         payload: the payload's identifiable combinations psi, shape (r,) (see the module docstring).
         sigma: residual standard deviation per joint, shape (n,) [N m].
         condition_number: of the stacked weighted problem.
         n_unloaded, n_loaded: samples of each run.
+        determination: per motor, how well the payload pair determines its gain (m entries).
     """
 
     gains: FloatArray
@@ -85,6 +132,7 @@ class DriveGainFit:
     condition_number: float
     n_unloaded: int
     n_loaded: int
+    determination: tuple[GainDetermination, ...] = ()
 
 
 def point_payload(mass: float, position: ArrayLike) -> FloatArray:
@@ -176,14 +224,20 @@ def identify_drive_gains(
             f"the stacked drive-gain problem is singular (condition number {cond:.3g}): a motor current that "
             "never changes, or a payload too light or too close to the last axis to be seen"
         )
-    covariance = np.linalg.pinv(Jw.T @ Jw)
+    scores = np.einsum("smq,sm->sq", J / sigma[None, :, None] ** 2, residual)  # gradient of each sample
+    covariance = sandwich_covariance(Jw.T @ Jw, scores, equations=float(residual.size), starts=[unloaded.q.shape[0]])
     std_x = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
     h, h_std = x[b + r :], std_x[b + r :]
     gains = 1.0 / h
+    gains_std = h_std / h**2
+    theta_loaded = x[:b] + P_r @ x[b : b + r] + known
+    share = np.sqrt(np.mean((M[1] @ (theta_loaded - x[:b])) ** 2, axis=0)) / np.maximum(
+        np.sqrt(np.mean((M[1] @ theta_loaded) ** 2, axis=0)), 1e-300
+    )
     fit_sigma = sigma * np.abs(gains)  # current noise seen as joint-side torque on each motor [N m]
     return DriveGainFit(
         gains=gains,
-        gains_std=h_std / h**2,
+        gains_std=gains_std,
         theta_base=x[:b],
         theta_base_std=std_x[:b],
         payload=x[b : b + r],
@@ -191,6 +245,9 @@ def identify_drive_gains(
         condition_number=cond,
         n_unloaded=int(unloaded.q.shape[0]),
         n_loaded=int(loaded.q.shape[0]),
+        determination=tuple(
+            gain_determination(float(sh), float(g), float(sd)) for sh, g, sd in zip(share, gains, gains_std)
+        ),
     )
 
 

@@ -25,7 +25,10 @@ class GateConfig:
         r2_hysteresis: close only when some joint's R^2 falls below threshold - hysteresis.
         max_condition_number: refuse a window whose regressor is worse conditioned.
         require_full_buffer: Kolathaya et al. 2016 also required a full buffer.
-        r2_definition: ``uncentred`` (Kolathaya et al. 2016, eq. 104) or ``centred``.
+        r2_definition: ``uncentred`` (Kolathaya et al. 2016, eq. 104), ``centred`` (both in-sample, on
+            the window the parameters were fitted to) or ``predicted``: centred, of each sample's
+            torque predicted by the latest fit made without it (held out), over the last window of
+            samples; it reaches the threshold only once the fits predict new data.
         require_consistent: open only for physically consistent estimates (checked when every
             other condition holds; ~20 ms per refit on the 4-link valkyrie_arm when the SDP runs).
         consistency_confidence: accept an estimate whose projection onto valid bodies costs a
@@ -44,8 +47,9 @@ class GateConfig:
     require_full_buffer: bool = setting(True, "use the estimate only once the buffer is full", live=True)
     r2_definition: str = setting(
         "uncentred",
-        "uncentred (Kolathaya et al. 2016, eq. 104) or centred",
-        choices=("uncentred", "centred"),
+        "uncentred (Kolathaya et al. 2016, eq. 104) or centred, in-sample; or predicted (held out: before each "
+        "sample entered the window)",
+        choices=("uncentred", "centred", "predicted"),
         live=True,
     )
     require_consistent: bool = setting(True, "open only for physically consistent estimates", live=True)
@@ -100,8 +104,8 @@ class ModelGate:
         if fit is None:
             self.open, self.reason = False, "no estimate yet"
             return False
-        r2 = fit.r2_uncentred if cfg.r2_definition == "uncentred" else fit.r2
-        worst = float(np.min(r2))
+        r2 = fit.r2_of(cfg.r2_definition)
+        worst = float(np.min(r2))  # NaN (no held-out prediction yet) keeps the gate closed
         threshold = cfg.r2_threshold - (cfg.r2_hysteresis if self.open else 0.0)
         if cfg.require_full_buffer and not window_full:
             self.open, self.reason = False, f"buffer filling ({fit.count} samples)"
@@ -112,8 +116,11 @@ class ModelGate:
                 False,
                 f"condition number {fit.condition_number:.3g} > {cfg.max_condition_number:.3g}",
             )
-        elif worst < threshold:
-            self.open, self.reason = False, f"R2 {worst:.3f} < {threshold:.3f} (joint {int(np.argmin(r2))})"
+        elif not worst >= threshold:
+            self.open, self.reason = (
+                False,
+                f"R2 {worst:.3f} < {threshold:.3f} (joint {int(np.nanargmin(r2)) if np.any(np.isfinite(r2)) else 0})",
+            )
         else:
             self.open, self.reason = self._physical(fit, check)
         return self.open

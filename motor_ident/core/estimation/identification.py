@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from enum import Enum
 
@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 from motor_ident.core.estimation.consistency import ConsistencyChecker, ConsistencyResult
 from motor_ident.core.estimation.consistent_fit import consistent_least_squares
 from motor_ident.core.estimation.constraints import physical_constraints
+from motor_ident.core.estimation.covariance import with_residual_covariance
 from motor_ident.core.estimation.least_squares import Fit, FitMetrics, RegressionStatistics
 from motor_ident.core.rigid_body.base_params import BaseParameters, base_parameters
 from motor_ident.core.rigid_body.model import random_states
@@ -23,6 +24,11 @@ from motor_ident.core.rigid_body.regressor import Regressor
 from motor_ident.errors import ConfigError, DataError
 
 FloatArray = NDArray[np.float64]
+LARGEST_VALUE = 1e50
+"""Largest |q|, |qd|, |qdd|, |tau| `identify` takes: the regressor's products of larger values overflow."""
+
+CACHE_BYTES = 128 * 2**20
+"""Base regressors up to this size are kept for the covariance's second pass instead of being recomputed."""
 
 
 class Method(str, Enum):
@@ -102,7 +108,9 @@ def identify(
             physically consistent weighted least squares (every body's pseudo-inertia PSD,
             friction with its sign; `motor_ident.core.estimation.consistency`) solved as an SDP (``sdp``)
             or by log-Cholesky least squares (``log_cholesky``). Their reported covariance is
-            the unconstrained WLS one.
+            the unconstrained WLS one. Every covariance is the sandwich of
+            `motor_ident.core.estimation.covariance` (residual correlation included): a second
+            pass over the training samples, from kept regressors up to `CACHE_BYTES`.
         theta_nominal: full nominal parameters (p,); used for the dependent parameters of the
             returned full vector and by the ``nominal`` method. Zeros when None.
         alpha: data weight of the ``nominal`` method, in (0, 1].
@@ -115,7 +123,7 @@ def identify(
             cvxpy's import).
 
     Raises:
-        DataError: shapes disagree, data is not finite, or too few samples remain.
+        DataError: shapes disagree, data is not finite or beyond `LARGEST_VALUE`, or too few samples remain.
     """
     q, qd, qdd, tau = (np.asarray(x, dtype=float) for x in (q, qd, qdd, tau))
     n = regressor.robot.n
@@ -124,18 +132,27 @@ def identify(
     for name, x in (("q", q), ("qd", qd), ("qdd", qdd), ("tau", tau)):
         if not np.all(np.isfinite(x)):
             raise DataError(f"{name} contains NaN or Inf: clean or cut the record first")
+        if x.size and np.max(np.abs(x)) > LARGEST_VALUE:
+            raise DataError(
+                f"{name} reaches {np.max(np.abs(x)):.3g}: beyond {LARGEST_VALUE:.0e} its products overflow in the "
+                "least squares; check its unit or a damaged sample"
+            )
     if not 0.0 <= validate_fraction < 1.0:
         raise ConfigError(f"validate = {validate_fraction!r}: expected a fraction in [0, 1)")
     method = Method(method)
     N = q.shape[0]
     n_heldout = int(round(N * validate_fraction))
     n_train = N - n_heldout
+    if validate_fraction > 0.0 and n_heldout == 0:
+        raise DataError(f"validate = {validate_fraction!r} holds out no sample of {N}: hold out a larger fraction")
     base = structural_base_parameters(regressor) if base is None else base
     if n_train * n < 2 * base.n_base:
         raise DataError(f"{n_train} training samples are too few for {base.n_base} base parameters")
     train = RegressionStatistics(n, base.n_base)
     heldout_stats = RegressionStatistics(n, base.n_base)
     buffer = np.zeros((min(chunk_size, N), n, regressor.n_parameters))
+    keep = n_train * n * base.n_base * 8 <= CACHE_BYTES
+    kept: list[tuple[FloatArray, FloatArray]] = []
     for start in range(0, N, chunk_size):
         stop = min(start + chunk_size, N)
         Y = base.base_regressor(
@@ -144,11 +161,13 @@ def identify(
         split = min(max(n_train - start, 0), stop - start)
         if split:
             train.add(Y[:split], tau[start : start + split])
+            if keep:
+                kept.append((Y[:split], tau[start : start + split]))
         if split < stop - start:
             heldout_stats.add(Y[split:], tau[start + split : stop])
         if progress is not None:
             progress(stop / N)
-    return fit_statistics(
+    result = fit_statistics(
         regressor,
         base,
         train,
@@ -158,6 +177,24 @@ def identify(
         alpha=alpha,
         check_consistency=check_consistency,
     )
+    chunks = kept if keep else base_regressor_chunks(regressor, base, q[:n_train], qd, qdd, tau, chunk_size)
+    fit = with_residual_covariance(result.fit, train, chunks, samples=n_train, alpha=alpha)
+    return replace(result, fit=fit)
+
+
+def base_regressor_chunks(
+    regressor: Regressor,
+    base: BaseParameters,
+    q: FloatArray,
+    qd: FloatArray,
+    qdd: FloatArray,
+    tau: FloatArray,
+    chunk_size: int = 5000,
+) -> Iterator[tuple[FloatArray, FloatArray]]:
+    """Base regressor and torques of the first ``len(q)`` samples, chunk by chunk: (Y (N_c, n, b), tau (N_c, n))."""
+    for start in range(0, q.shape[0], chunk_size):
+        stop = min(start + chunk_size, q.shape[0])
+        yield base.base_regressor(regressor.rows(q[start:stop], qd[start:stop], qdd[start:stop])), tau[start:stop]
 
 
 def fit_statistics(

@@ -11,6 +11,10 @@ and measured torques ``tau`` of shape (N, n). Estimators:
   ``[alpha Y; (1 - alpha) I]``, which minimises the squared form
   ``alpha^2 |U - Y theta|^2 + (1 - alpha)^2 |theta - theta_0|^2``; that is what is solved here.
 
+Their covariances are the textbook ones (white residuals); `motor_ident.core.estimation.
+identification.identify` replaces them by the sandwich of `motor_ident.core.estimation.covariance`,
+which includes the residuals' correlation.
+
 All solve the normal equations after scaling the columns to unit norm (tall QR is slow on small
 machines; scaled normal equations are accurate for the well-conditioned base regressors used
 here, and the condition number is reported so a caller can refuse a poor one).

@@ -64,6 +64,45 @@ class DelayLine:
         return oldest
 
 
+class HeldOutR2:
+    """Centred R^2 per joint of torques predicted before their sample entered the window.
+
+    Each sample's torque is compared with ``Y theta`` of the latest fit made without it (the
+    nominal model before the first fit), over the last ``window`` samples: data the parameters
+    were not fitted to, so it stays low while the fits do not generalise, unlike the in-sample
+    R^2 of a window with few samples per parameter.
+    """
+
+    def __init__(self, n: int, window: int) -> None:
+        self._tau: FloatArray = np.full((window, n), np.nan)
+        self._error: FloatArray = np.full((window, n), np.nan)
+        self._k = 0
+
+    def reset(self) -> None:
+        """Forget the predictions."""
+        self._tau[:] = np.nan
+        self._error[:] = np.nan
+        self._k = 0
+
+    def add(self, tau: FloatArray, predicted: FloatArray, mask: NDArray[np.bool_] | None = None) -> None:
+        """One sample's torques and their prediction (n,) [N m]; joints outside ``mask`` are not counted."""
+        keep = np.ones(tau.shape, dtype=bool) if mask is None else mask
+        self._tau[self._k] = np.where(keep, tau, np.nan)
+        self._error[self._k] = np.where(keep, tau - predicted, np.nan)
+        self._k = (self._k + 1) % self._tau.shape[0]
+
+    def r2(self) -> FloatArray:
+        """R^2 per joint (n,); NaN for a joint without two predictions or with constant torque."""
+        valid = np.isfinite(self._tau)
+        count = valid.sum(axis=0)
+        tau = np.where(valid, self._tau, 0.0)
+        mean = tau.sum(axis=0) / np.maximum(count, 1)
+        sst = np.where(valid, (tau - mean) ** 2, 0.0).sum(axis=0)
+        sse = np.where(valid, self._error, 0.0) ** 2
+        ok = (count >= 2) & (sst > 0.0)
+        return np.where(ok, 1.0 - sse.sum(axis=0) / np.where(ok, sst, 1.0), np.nan)
+
+
 @dataclass(frozen=True)
 class IdentifierConfig:
     """Settings of the online identifier (the ``identifier`` node's parameters).
@@ -203,6 +242,7 @@ class OnlineIdentifier:
             n, base.n_base, counts.window, theta_nominal=self.theta_nominal, alpha=config.alpha
         )
         self.gate = ModelGate(config.gate)
+        self.heldout = HeldOutR2(n, counts.window)
         self.filter = EmaDerivative(n, config.velocity_cutoff_hz)
         self._delay: DelayLine | None = None
         self._Y = np.zeros((1, n, regressor.n_parameters))
@@ -279,6 +319,7 @@ class OnlineIdentifier:
     def reset(self) -> None:
         """Empty the buffers and close the gate."""
         self.window.reset()
+        self.heldout.reset()
         self.filter.reset()
         if self._delay is not None:
             self._delay.reset()
@@ -329,8 +370,10 @@ class OnlineIdentifier:
         if self.config.min_velocity > 0.0:
             mask = np.abs(aligned[n : 2 * n]) >= self.config.min_velocity
             self.samples_near_rest += ~mask
-        Y = self.regressor.rows(aligned[:n], aligned[n : 2 * n], qdd_f, out=self._Y)[0]
-        self.window.add(self.base.base_regressor(Y), aligned[2 * n :], mask)
+        Y = self.base.base_regressor(self.regressor.rows(aligned[:n], aligned[n : 2 * n], qdd_f, out=self._Y)[0])
+        theta = self.theta_nominal if self.fit is None else self.fit.theta
+        self.heldout.add(aligned[2 * n :], Y @ theta, mask)  # predicted before the sample is fitted
+        self.window.add(Y, aligned[2 * n :], mask)
         self.samples_used += 1
         self._since_refit += 1
         if self._since_refit >= self.counts.refit_every:
@@ -351,15 +394,17 @@ class OnlineIdentifier:
             self.window = SlidingWindowLS(
                 n, self.base.n_base, self.counts.window, theta_nominal=self.theta_nominal, alpha=config.alpha
             )
+            self.heldout = HeldOutR2(n, self.counts.window)
         return self.counts
 
     def refit(self) -> WindowFit | None:
         """Solve the window now and update the gate."""
         self._since_refit = 0
         try:
-            self.fit = self.window.solve() if self.window.count else None
+            fit = self.window.solve() if self.window.count else None
         except EstimationError:
-            self.fit = None
+            fit = None
+        self.fit = None if fit is None else dataclasses.replace(fit, r2_predicted=self.heldout.r2())
         check = self.check_consistency if self.config.gate.require_consistent else None
         self.gate.update(self.fit, self.window.full, check)
         return self.fit

@@ -233,6 +233,10 @@ def is_uniform(t: ArrayLike) -> bool:
     return bool(dt > 0.0 and np.max(np.abs(steps - dt)) <= UNIFORM_TOLERANCE * dt)
 
 
+MAX_GRID_SAMPLES = 1e8
+"""Most samples of a uniform grid (`uniform_grid`): more means a damaged or mis-scaled time column."""
+
+
 def check_increasing(t: FloatArray) -> FloatArray:
     """``t`` (N,) [s] itself when strictly increasing.
 
@@ -257,7 +261,8 @@ def uniform_grid(t: ArrayLike, rate_hz: float | None = None) -> FloatArray:
             nominal rate).
 
     Raises:
-        DataError: fewer than 3 stamps, or stamps that do not increase.
+        DataError: fewer than 3 stamps, stamps that do not increase, or a grid of more than
+            `MAX_GRID_SAMPLES` samples.
     """
     t = np.asarray(t, dtype=float)
     if t.ndim != 1 or t.size < 3:
@@ -266,7 +271,14 @@ def uniform_grid(t: ArrayLike, rate_hz: float | None = None) -> FloatArray:
     if rate_hz is not None and not rate_hz > 0.0:
         raise ConfigError(f"resample rate {rate_hz!r} Hz: expected > 0")
     dt = 1.0 / rate_hz if rate_hz is not None else float(np.median(steps))
-    count = int(np.floor((t[-1] - t[0]) / dt + 1e-9)) + 1
+    with np.errstate(over="ignore", invalid="ignore"):
+        steps_in_span = (t[-1] - t[0]) / dt
+    if not steps_in_span < MAX_GRID_SAMPLES:  # NaN too: stamps of +-1e300 or Inf
+        raise DataError(
+            f"time stamps from {float(t[0])!r} to {float(t[-1])!r} s at a step of {dt:g} s make more than "
+            f"{MAX_GRID_SAMPLES:.0e} samples: check the time column (its unit, a damaged stamp)"
+        )
+    count = int(np.floor(steps_in_span + 1e-9)) + 1
     grid: FloatArray = t[0] + dt * np.arange(count)
     return grid
 

@@ -47,6 +47,9 @@ class WindowFit:
             (`scaled_condition_number`): independent of parameter units, infinite when a
             parameter is not excited at all.
         count: samples in the window.
+        r2_predicted: centred R^2 per joint of torques predicted before their sample entered the
+            window (held out: `motor_ident.core.estimation.online.HeldOutR2`), shape (n,); None
+            when nothing predicted them.
     """
 
     theta: FloatArray
@@ -55,6 +58,16 @@ class WindowFit:
     rmse: FloatArray
     condition_number: float
     count: int
+    r2_predicted: FloatArray | None = None
+
+    def r2_of(self, definition: str) -> FloatArray:
+        """R^2 per joint (n,) by ``definition``: ``uncentred`` (Kolathaya et al. 2016, eq. 104), ``centred`` or
+        ``predicted`` (held out; NaN while there is none)."""
+        if definition == "uncentred":
+            return self.r2_uncentred
+        if definition == "predicted":
+            return np.full_like(self.r2, np.nan) if self.r2_predicted is None else self.r2_predicted
+        return self.r2
 
 
 class SlidingWindowLS:

@@ -156,15 +156,16 @@ def _per_joint(values: ArrayLike | None, n: int, key: str, default: float = 0.0)
     return arr
 
 
-def _build_full_model(urdf: str | Path) -> pin.Model:
+def _build_full_model(urdf: str | Path, *, floating_base: bool = False) -> pin.Model:
     text = str(urdf)
+    root = (pin.JointModelFreeFlyer(),) if floating_base else ()
     try:
         if text.lstrip().startswith("<"):
-            return pin.buildModelFromXML(text)
+            return pin.buildModelFromXML(text, *root)
         path = Path(text)
         if not path.is_file():
             raise ModelError(f"URDF file {path} does not exist")
-        return pin.buildModelFromUrdf(str(path))
+        return pin.buildModelFromUrdf(str(path), *root)
     except ModelError:
         raise
     except Exception as exc:  # pinocchio raises plain ValueError / RuntimeError on bad URDF
@@ -178,10 +179,14 @@ def load_robot_model(
     gravity: ArrayLike = (0.0, 0.0, -9.81),
     gear_ratio: ArrayLike | None = None,
     rotor_inertia: ArrayLike | None = None,
+    floating_base: bool = False,
 ) -> RobotModel:
     """Build a `RobotModel` from a URDF file path or URDF XML string.
 
     Joints of the URDF not listed in ``joint_names`` are locked at their neutral position.
+    With ``floating_base`` the URDF's root link hangs on pinocchio's free-flyer joint
+    (``root_joint``, 7 coordinates, 6 velocities, kept first); ``joint_names`` and every per-joint
+    array then describe the actuated joints only (`motor_ident.core.floating_base.model`).
 
     Args:
         urdf: path to a URDF file, or the URDF XML itself.
@@ -190,13 +195,14 @@ def load_robot_model(
         gravity: gravity vector in the base frame, shape (3,) [m/s^2].
         gear_ratio: rho per joint, shape (n,) or a scalar; 1 when None.
         rotor_inertia: motor-side rotor inertia I_m per joint [kg m^2]; 0 when None.
+        floating_base: put a free-flyer joint at the root link.
 
     Raises:
         ModelError: the URDF cannot be parsed or holds a joint motor_ident cannot handle.
         ConfigError: a joint name is unknown or a per-joint array has the wrong shape.
     """
-    full = _build_full_model(urdf)
-    all_names = [full.names[j] for j in range(1, full.njoints)]
+    full = _build_full_model(urdf, floating_base=floating_base)
+    all_names = [full.names[j] for j in range(2 if floating_base else 1, full.njoints)]
     if joint_names is None:
         joint_names = all_names
     joint_names = tuple(joint_names)

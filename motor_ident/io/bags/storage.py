@@ -21,6 +21,7 @@ FloatArray = NDArray[np.float64]
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 WRENCH_STAMPED = "geometry_msgs/msg/WrenchStamped"
+IMU = "sensor_msgs/msg/Imu"
 FLOAT64_ARRAY = "std_msgs/msg/Float64MultiArray"
 BOOL = "std_msgs/msg/Bool"
 MCAP_MAGIC = b"\x89MCAP0\r\n"

@@ -15,7 +15,7 @@ from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
 from motor_ident.io.bags.series import BagError
-from motor_ident.io.bags.storage import BOOL, FLOAT64_ARRAY, JOINT_STATE, WRENCH_STAMPED
+from motor_ident.io.bags.storage import BOOL, FLOAT64_ARRAY, IMU, JOINT_STATE, WRENCH_STAMPED
 
 FloatArray = NDArray[np.float64]
 
@@ -131,6 +131,23 @@ class BagWriter:
             ),
         )
         self._write(topic, WRENCH_STAMPED, round(t * 1e9), msg)
+
+    def imu(
+        self, topic: str, t: float, quaternion: ArrayLike, gyro: ArrayLike, accelerometer: ArrayLike, frame_id: str = ""
+    ) -> None:
+        """An Imu at ``t`` [s]: orientation [qx, qy, qz, qw], angular velocity [rad/s], acceleration [m/s^2]."""
+        Vector3 = self._types["geometry_msgs/msg/Vector3"]
+        q, w, a = (np.asarray(x, dtype=float) for x in (quaternion, gyro, accelerometer))
+        msg = self._types[IMU](
+            header=self._header(t, frame_id),
+            orientation=self._types["geometry_msgs/msg/Quaternion"](x=q[0], y=q[1], z=q[2], w=q[3]),
+            orientation_covariance=np.zeros(9),
+            angular_velocity=Vector3(x=w[0], y=w[1], z=w[2]),
+            angular_velocity_covariance=np.zeros(9),
+            linear_acceleration=Vector3(x=a[0], y=a[1], z=a[2]),
+            linear_acceleration_covariance=np.zeros(9),
+        )
+        self._write(topic, IMU, round(t * 1e9), msg)
 
     def array(self, topic: str, t: float, values: ArrayLike) -> None:
         """A Float64MultiArray received at ``t`` [s] (the ros2_controllers command format)."""

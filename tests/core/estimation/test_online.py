@@ -10,7 +10,7 @@ from numpy.testing import assert_allclose
 
 from motor_ident.core.estimation.gate import GateConfig, ModelGate
 from motor_ident.core.estimation.least_squares import ols, pulled_to_nominal
-from motor_ident.core.estimation.online import IdentifierConfig, OnlineIdentifier
+from motor_ident.core.estimation.online import HeldOutR2, IdentifierConfig, OnlineIdentifier
 from motor_ident.core.estimation.sliding_window import SlidingWindowLS, WindowFit
 
 
@@ -124,3 +124,50 @@ def test_identifier_ignores_nan_and_resets_on_backwards_clock() -> None:
     assert not ident.add_sample(0.1, np.zeros(3), np.zeros(3), np.zeros(3))
     assert ident.window.count == 0 and ident.resets == 1 and not ident.gate_open
     np.testing.assert_array_equal(ident.active_theta, ident.theta_nominal)
+
+
+def test_heldout_r2_scores_predictions_made_before_the_fit() -> None:
+    """Held-out R2 = 1 - sum (tau - predicted)^2 / sum (tau - mean)^2 over the last W samples, per joint."""
+    rng = np.random.default_rng(3)
+    heldout = HeldOutR2(n=2, window=30)
+    assert np.all(np.isnan(heldout.r2()))
+    taus, errors = rng.normal(size=(40, 2)), 0.3 * rng.normal(size=(40, 2))
+    for tau, error in zip(taus, errors, strict=True):
+        heldout.add(tau, tau - error)
+    last_tau, last_error = taus[-30:], errors[-30:]
+    expected = 1.0 - (last_error**2).sum(axis=0) / ((last_tau - last_tau.mean(axis=0)) ** 2).sum(axis=0)
+    assert_allclose(heldout.r2(), expected, rtol=1e-12)
+    heldout.add(np.array([5.0, 5.0]), np.array([0.0, 5.0]), mask=np.array([False, True]))  # joint 0 left out
+    assert heldout.r2()[0] == pytest.approx(
+        1.0 - (errors[-29:, 0] ** 2).sum() / ((taus[-29:, 0] - taus[-29:, 0].mean()) ** 2).sum()
+    )
+
+
+def test_gate_on_predicted_r2_stays_closed_without_predictions() -> None:
+    """r2_definition predicted: NaN (nothing predicted yet) keeps the gate closed; the in-sample R2 is not used."""
+    gate = ModelGate(GateConfig(r2_definition="predicted", require_consistent=False))
+    assert not gate.update(_fit(0.999), window_full=True) and "R2 nan" in gate.reason
+    fit = _fit(0.999)
+    assert not gate.update(WindowFit(**{**fit.__dict__, "r2_predicted": np.array([0.99, 0.9])}), window_full=True)
+    assert gate.update(WindowFit(**{**fit.__dict__, "r2_predicted": np.array([0.99, 0.96])}), window_full=True)
+
+
+def test_identifier_heldout_r2_below_in_sample_on_a_short_window() -> None:
+    """Few samples per parameter: the in-sample R2 is near 1 while the fit does not predict the next samples."""
+    from motor_ident.core.estimation.identification import structural_base_parameters
+    from motor_ident.io.robot_config import load_robot_config
+
+    config = load_robot_config("szabo_3dof")
+    regressor = config.build_regressor()
+    base = structural_base_parameters(regressor)
+    theta = config.nominal_parameters(regressor)
+    settings = IdentifierConfig(window_duration=0.3, refit_period=0.0, velocity_cutoff_hz=1000.0, alpha=1.0)
+    ident = OnlineIdentifier(regressor, base, theta, settings)
+    rng = np.random.default_rng(1)
+    for k in range(120):  # random states: each sample unlike the last, torques of the true model plus noise
+        q, qd = rng.uniform(-1, 1, 3), rng.uniform(-2, 2, 3)
+        tau = regressor.rows(q, qd, np.zeros(3))[0] @ theta + 0.5 * rng.normal(size=3)
+        ident.add_sample(0.01 * k, q, qd, tau)
+    fit = ident.fit
+    assert fit is not None and fit.r2_predicted is not None
+    assert np.all(fit.r2_predicted < fit.r2 - 0.05), (fit.r2_predicted, fit.r2)

@@ -1,0 +1,239 @@
+"""``identify --floating-base`` and ``synth --floating-base``: a robot standing on its feet.
+
+The robot config needs a ``floating_base:`` section (`motor_ident.io.floating_base_config`); the
+recording is a `motor_ident.io.floating_record` NPZ (joint encoders, base IMU, a wrench per foot).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import numpy as np
+
+from motor_ident.commands.common import floats, write_json
+
+
+def cmd_synth_floating(args: argparse.Namespace) -> int:
+    """Simulate the robot standing and balancing in MuJoCo; write the record and the truth."""
+    from motor_ident.io.floating_record import save_floating_record
+    from motor_ident.io.robot_config import load_robot_config
+    from motor_ident.sim.humanoid import HumanoidSimConfig, simulate_humanoid
+
+    config = load_robot_config(args.robot)
+    sim = HumanoidSimConfig(
+        duration=args.duration, rate_hz=args.rate or 1000.0, seed=args.seed, mass_seed=args.mass_seed
+    )
+    run = simulate_humanoid(config, sim)
+    save_floating_record(args.out, run.record)
+    floating = config.build_floating_base()
+    mass_true, mass_nominal = float(run.theta_true[0::10].sum()), floating.total_mass
+    print(
+        f"{run.record.t.size} samples of {config.name} standing ({sim.rate_hz:g} Hz) written to {args.out}; "
+        f"true mass {mass_true:.3f} kg (URDF {mass_nominal:.3f} kg)"
+    )
+    cone = run.friction
+    print(
+        f"contact check (feet welded in the simulation): {100 * cone['inside_friction_cone']:.1f} % of samples inside "
+        f"the friction cone (mu = {config.floating_base.friction_coefficient if config.floating_base else '-'}), "
+        f"smallest normal force {cone['min_normal_force']:.1f} N"
+        + (f", CoP inside the sole {100 * cone['cop_inside_sole']:.1f} %" if "cop_inside_sole" in cone else "")
+    )
+    write_json(
+        args.json,
+        {
+            "robot": config.name,
+            "out": str(args.out),
+            "n_samples": int(run.record.t.size),
+            "seed": args.seed,
+            "mass_seed": args.mass_seed,
+            "true_total_mass": mass_true,
+            "nominal_total_mass": mass_nominal,
+            "bodies": list(floating.body_names),
+            "true_masses": floats(run.theta_true[0::10]),
+            "nominal_masses": floats(floating.inertial_parameters()[0::10]),
+            "theta_true": floats(run.theta_true),
+            "contact_check": cone,
+        },
+    )
+    return 0
+
+
+def _samples(regressor: Any, config: Any, path: str, rows: str, args: argparse.Namespace) -> Any:
+    """Regressor samples of a floating-base recording, NPZ or bag (joints reordered to the config's)."""
+    from motor_ident.commands.data_options import is_bag
+    from motor_ident.core.floating_base.samples import floating_samples
+    from motor_ident.errors import DataError
+    from motor_ident.io.bags.floating import read_floating_bag
+    from motor_ident.io.floating_record import load_floating_record
+
+    if is_bag(path):
+        given = dict(item.split("=", 1) for item in args.foot_wrench_topic)
+        record = read_floating_bag(
+            path,
+            joints=config.joints,
+            imu_topic=args.imu_topic,
+            wrench_topics={c.name: given.get(c.name, f"/{c.name}/wrench") for c in config.floating_base.contacts},
+            joint_states_topic=args.joint_states_topic,
+        )
+    else:
+        record = load_floating_record(path)
+    missing = [j for j in config.joints if j not in record.joint_names]
+    if missing:
+        raise DataError(f"{path}: joints {missing} of robot {config.name!r} are not in the recording")
+    order = [record.joint_names.index(j) for j in config.joints]
+    contacts = [c.name for c in config.floating_base.contacts]
+    if list(record.contact_names) != contacts:
+        raise DataError(f"{path}: contacts {list(record.contact_names)}; robot {config.name!r} has {contacts}")
+    if rows == "all" and record.tau is None:
+        raise DataError(f"{path} holds no joint torques: identify from the base rows (--rows base)")
+    samples = floating_samples(
+        regressor,
+        record.t,
+        record.q[:, order],
+        record.imu_quaternion,
+        record.imu_gyro,
+        record.wrench,
+        imu_frame=config.floating_base.imu_frame,
+        sole_frames=config.floating_base.sole_frames,
+        tau=None if record.tau is None else record.tau[:, order],
+        base_position=record.base_position,
+    )
+    return samples
+
+
+def _wrench_validation(regressor: Any, theta: np.ndarray, theta_nominal: np.ndarray, samples: Any) -> dict[str, Any]:
+    """NRMSE of the predicted total contact wrench (base rows), identified vs nominal model."""
+    from motor_ident.core.floating_base.identification import predicted_wrench_metrics
+    from motor_ident.core.floating_base.model import BASE_ROWS
+
+    out: dict[str, Any] = {"rows": list(BASE_ROWS), "n_samples": int(samples.t.size)}
+    for label, th in (("identified", theta), ("nominal", theta_nominal)):
+        metrics, _ = predicted_wrench_metrics(regressor, th, samples.Q, samples.V, samples.A, samples.F)
+        out[label] = {"nrmse": floats(metrics.nrmse), "rmse": floats(metrics.rmse)}
+    return out
+
+
+def cmd_identify_floating(args: argparse.Namespace) -> int:
+    """Identify a standing robot's inertial parameters from its feet's wrenches (and joint torques)."""
+    from motor_ident.core.floating_base.identification import (
+        compare_row_sets,
+        determined_masses,
+        identify_floating_base,
+        structural_base_parameters,
+    )
+    from motor_ident.core.floating_base.model import FloatingBaseRegressor
+    from motor_ident.errors import ConfigError
+    from motor_ident.io.robot_config import load_robot_config
+
+    config = load_robot_config(args.robot)
+    if config.floating_base is None:
+        raise ConfigError(f"--floating-base: robot {config.name!r} has no floating_base section (see config/icub.yaml)")
+    if args.method not in ("ols", "wls", "sdp", "log_cholesky"):
+        raise ConfigError(f"--floating-base takes --method ols, wls, sdp or log_cholesky, not {args.method!r}")
+    floating = config.build_floating_base()
+    regressor = FloatingBaseRegressor(floating)
+    samples = _samples(regressor, config, args.data, args.rows, args)
+    free = compare_row_sets(structural_base_parameters(regressor, "base"), structural_base_parameters(regressor, "all"))
+    print(free.summary())
+    base = structural_base_parameters(
+        regressor, args.rows, stance=config.floating_base.sole_frames, standing=samples.Q[0]
+    )
+    free_rows = structural_base_parameters(regressor, args.rows)
+    lost = [
+        n
+        for n, a, b in zip(base.names, free_rows.classes(), base.classes())
+        if a != "unidentifiable" and b == "unidentifiable"
+    ]
+    print(
+        f"with the feet standing still ({', '.join(config.floating_base.sole_frames)}): {base.n_base} base parameters "
+        f"({free_rows.n_base - base.n_base} fewer); not determined in stance ({len(lost)}): {', '.join(lost) or '-'}"
+    )
+    theta0 = floating.inertial_parameters()
+    result = identify_floating_base(
+        regressor,
+        samples.Q,
+        samples.V,
+        samples.A,
+        samples.F,
+        rows=args.rows,
+        method=args.method,
+        validate_fraction=args.validate,
+        base=base,
+        alpha=args.alpha if args.method in ("sdp", "log_cholesky") and args.alpha < 1.0 else 1.0,
+    )
+    mass, com = result.mass, result.com
+    print(
+        f"total mass {float(mass.value):.4f} +- {float(mass.std):.4f} kg (URDF {floating.total_mass:.4f} kg)"
+        + ("" if bool(np.all(mass.identifiable)) else " [not determined by the data]")
+    )
+    axes = "xyz"
+    com_text = ", ".join(
+        f"{axes[i]} {1000 * com.value[i]:.1f} +- {1000 * com.std[i]:.1f}"
+        + ("" if com.identifiable[i] else " [nominal feet]")
+        for i in range(3)
+    )
+    print(f"centre of mass at the first sample, world frame [mm]: {com_text}")
+    print(
+        "  (+- : white-noise standard deviations; [nominal feet]: that axis needs parameters stance data cannot "
+        "determine, the URDF's values are used)"
+    )
+    alone = determined_masses(base)
+    named = [
+        f"{b} {m:.3f} kg (URDF {m0:.3f})"
+        for b, m, m0, ok in zip(floating.body_names, result.theta[0::10], theta0[0::10], alone)
+        if ok
+    ]
+    print(
+        f"link masses determined alone by these data ({len(named)} of {alone.size}): {', '.join(named) or 'none'}"
+        + ("" if len(named) == alone.size else "; the others only inside combinations (the estimator's choice)")
+    )
+    print(
+        f"fit on {result.n_train} samples: condition number {result.fit.condition_number:.3g}, NRMSE per row "
+        + ", ".join(f"{n} {v:.4f}" for n, v in zip(result.row_names, result.fit.nrmse))
+    )
+    payload: dict[str, Any] = {
+        "robot": config.name,
+        "data": str(args.data),
+        "rows": args.rows,
+        "method": args.method,
+        "n_base": base.n_base,
+        "n_base_free_motion": free_rows.n_base,
+        "base_rows_vs_all_rows": {
+            "n_base_rows": free.n_base_rows,
+            "n_all_rows": free.n_all_rows,
+            "only_with_joint_rows": list(free.only_with_joint_rows),
+        },
+        "not_determined_in_stance": lost,
+        "total_mass": float(mass.value),
+        "total_mass_std": float(mass.std),
+        "nominal_total_mass": floating.total_mass,
+        "com": floats(com.value),
+        "com_std": floats(com.std),
+        "com_determined": [bool(x) for x in com.identifiable],
+        "condition_number": result.fit.condition_number,
+        "nrmse": floats(result.fit.nrmse),
+        "bodies": list(floating.body_names),
+        "masses": floats(result.theta[0::10]),
+        "masses_determined": [bool(x) for x in alone],
+        "theta": floats(result.theta),
+        "min_pseudo_inertia_eigenvalue": float(result.min_eigenvalue.min()),
+    }
+    if result.heldout is not None:
+        payload["heldout_nrmse"] = floats(result.heldout.nrmse)
+    if args.validate_on:
+        held = _samples(regressor, config, args.validate_on, "base", args)
+        payload["validation"] = validation = _wrench_validation(regressor, result.theta, theta0, held)
+        identified, nominal = (np.mean(validation[k]["nrmse"]) for k in ("identified", "nominal"))
+        print(
+            f"validation on {args.validate_on} ({validation['n_samples']} samples): total contact wrench NRMSE "
+            f"identified {identified:.4f}, nominal {nominal:.4f} (mean of fx fy fz tx ty tz)"
+        )
+    if args.urdf_out:
+        from motor_ident.io.floating_urdf import export_floating_urdf
+
+        written = export_floating_urdf(args.urdf_out, config, result.theta)
+        payload["urdf"] = {"path": str(written.path), "max_wrench_error": written.max_torque_error}
+        print(f"URDF with the identified bodies written to {written.path}")
+    write_json(args.json, payload)
+    return 0

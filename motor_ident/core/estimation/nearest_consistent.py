@@ -1,0 +1,253 @@
+"""The physically consistent full parameters nearest to the nominal URDF that reproduce the identified ones.
+
+The data fix only the base parameters ``theta_b = P theta`` (combinations of the links' masses,
+first moments and inertias); a simulator needs every link. Of all physically consistent full
+parameter sets that reproduce the identified base parameters within their uncertainty, this
+picks the one nearest to the nominal URDF:
+
+    minimise    sum_k D(J_k || J0_k) / r^2  +  |P theta - theta_b|^2_C / 2  +  w sum_i ((theta_i - theta0_i) / s_i)^2
+    subject to  |P theta - theta_b|_C <= sqrt(d_min^2 + chi2_b(level)),  J_k positive definite,
+                friction with its sign,
+
+with ``J_k`` the 4 x 4 pseudo-inertia of body k, ``D(J || J0) = tr(J0^-1 J) - log det(J0^-1 J) - 4``
+the log-det (Bregman) divergence of pseudo-inertias (Lee, Wensing & Park 2020 use it to pull an
+estimate toward a prior: it is invariant to the choice of units and frames, and infinite at a
+body that is not physically realisable), ``r`` = `PRIOR_RELATIVE_SPREAD` (how far real links are
+trusted to be from the URDF's), ``|x|_C = sqrt(x' C^-1 x)`` the Mahalanobis norm in the base
+parameters' covariance C (`motor_ident.core.estimation.covariance`), ``chi2_b(level)`` the
+chi-square quantile with b degrees of freedom, ``d_min`` the smallest distance a consistent set
+reaches (0 unless the estimate itself is not physically consistent), and the last sum a
+tie-break (``w`` = `OTHER_WEIGHT`, ``s_i = max(|theta0_i|, 1e-3)``) on friction and rotor
+inertias, which the data determine and a URDF does not hold. Read as Bayes: the divergence
+(locally ``delta' H delta / 2``) is a prior of relative spread r around the URDF, the
+Mahalanobis term the data; the ellipsoid keeps the result within the ``level`` confidence region
+of the identified base parameters. The problem is convex (log-det and second-order cones) and is
+solved by Clarabel through cvxpy; ``d_min`` by the consistent least squares' SDP (`SdpProjector`).
+
+Which link masses the data determine, from the same prior and data linearised at the nominal
+(posterior covariance ``(H / r^2 + P' C^-1 P)^-1``): ``determined`` when a mass's posterior
+standard deviation is at most `DETERMINED_STD` of it (its 95 % interval within about +-15 %),
+``undetermined`` when the data leave more than `UNDETERMINED_RATIO` of its prior standard
+deviation (the export keeps it at the nominal), ``partly`` in between (the data move it together
+with other links' parameters: only combinations are known).
+
+Rejected: the smallest Mahalanobis distance alone (the consistent least squares with a negligible
+pull toward the nominal, which ``identify --method sdp`` solves): the base parameters leave most
+link parameters free, and the solver parks them on the boundary of the consistent set; on a real
+6-DoF arm its link masses added up to 61 kg for a URDF of 28.7 kg.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from motor_ident.core.estimation.consistent_fit import PSEUDO_INERTIA_BASIS, SdpProjector
+from motor_ident.core.estimation.constraints import PhysicalConstraints
+from motor_ident.core.estimation.pseudo_inertia import pseudo_inertia
+from motor_ident.errors import EstimationError
+
+FloatArray = NDArray[np.float64]
+
+METRIC = "log-det divergence of the pseudo-inertias, tr(J0^-1 J) - log det(J0^-1 J) - 4, summed over the links"
+"""One line naming the distance, as the command prints it."""
+
+PRIOR_RELATIVE_SPREAD = 0.3
+"""Relative spread of the nominal links assumed when telling which masses the data determine [-]."""
+
+DETERMINED_STD = 0.075
+"""A mass is determined when its posterior standard deviation is below this fraction of it (95 %: +-15 %) [-]."""
+
+UNDETERMINED_RATIO = 0.98
+"""A mass is undetermined when the data leave more than this fraction of its prior standard deviation [-]."""
+
+OTHER_WEIGHT = 1e-6
+"""Weight of the friction and rotor-inertia pull: a tie-break only (the data determine those, a URDF has none)."""
+
+REGULARISE = 1e-6
+"""Nominal pseudo-inertias get this fraction of their largest eigenvalue added (massless or flat URDF links)."""
+
+
+@dataclass(frozen=True, eq=False)
+class NearestConsistent:
+    """Result of `nearest_consistent`.
+
+    Attributes:
+        theta: the exported full parameters, shape (p,).
+        divergence: D(J_k || J0_k) per body, shape (b,) [-].
+        mahalanobis: distance of ``P theta`` from the identified base parameters in their
+            covariance [-]; radius: the bound it was allowed.
+        mass_nominal, mass: per body [kg], shape (b,).
+        mass_std: posterior standard deviation of each mass, shape (b,) [kg] (module docstring).
+        mass_class: per body ``determined``, ``partly`` or ``undetermined`` (module docstring).
+        status: the solver's; seconds: solve time.
+    """
+
+    theta: FloatArray
+    divergence: FloatArray
+    mahalanobis: float
+    radius: float
+    mass_nominal: FloatArray
+    mass: FloatArray
+    mass_std: FloatArray
+    mass_class: tuple[str, ...]
+    status: str
+    seconds: float
+
+    @property
+    def distance(self) -> float:
+        """Total divergence from the nominal links [-]."""
+        return float(self.divergence.sum())
+
+
+def log_det_divergence(J: ArrayLike, J0: ArrayLike) -> float:
+    """``tr(J0^-1 J) - log det(J0^-1 J) - 4`` of two positive definite 4 x 4 matrices (0 when equal)."""
+    X = np.linalg.solve(np.asarray(J0, dtype=float), np.asarray(J, dtype=float))
+    sign, logdet = np.linalg.slogdet(X)
+    return float(np.trace(X) - logdet - 4.0) if sign > 0 else float("inf")
+
+
+def _nominal_pseudo_inertias(phi0: FloatArray) -> FloatArray:
+    J0 = pseudo_inertia(phi0)
+    for k in range(J0.shape[0]):
+        w = np.linalg.eigvalsh(J0[k])
+        J0[k] += (REGULARISE * max(float(w[-1]), 1e-9) - min(float(w[0]), 0.0)) * np.eye(4)
+    return J0
+
+
+def mass_information(
+    constraints: PhysicalConstraints, projection: ArrayLike, covariance: ArrayLike, theta_nominal: ArrayLike
+) -> tuple[FloatArray, FloatArray]:
+    """What the base parameters (covariance (b, b), map P (b, p)) tell about each body's mass.
+
+    Returns:
+        The posterior standard deviation of each mass (b,) [kg] (prior: the divergence's local
+        metric at the nominal, `PRIOR_RELATIVE_SPREAD`) and its ratio to the prior's (b,) [-].
+    """
+    P = np.asarray(projection, dtype=float)
+    theta0 = np.asarray(theta_nominal, dtype=float)
+    p, bodies = constraints.n_parameters, constraints.n_bodies
+    inertial = np.arange(p)[constraints.inertial]
+    J0 = _nominal_pseudo_inertias(constraints.body_parameters(theta0))
+    prior = np.zeros((p, p))
+    E = PSEUDO_INERTIA_BASIS  # (10, 4, 4)
+    for k in range(bodies):
+        J0_inv = np.linalg.inv(J0[k])
+        A = np.einsum("ij,ajk->aik", J0_inv, E)
+        hessian = np.einsum("aij,bji->ab", A, A)  # second derivative of the divergence at J0
+        idx = inertial[10 * k : 10 * k + 10]
+        prior[np.ix_(idx, idx)] = hessian / PRIOR_RELATIVE_SPREAD**2
+    other = np.setdiff1d(np.arange(p), inertial)
+    scale = np.maximum(np.abs(theta0[other]), 1e-3)
+    prior[other, other] = 1.0 / (PRIOR_RELATIVE_SPREAD * scale) ** 2
+    prior_cov = np.linalg.inv(prior)
+    data = P.T @ np.linalg.solve(np.asarray(covariance, dtype=float), P)
+    posterior_cov = np.linalg.inv(prior + data)
+    masses = inertial[::10]
+    ratio = np.sqrt(np.diag(posterior_cov)[masses] / np.diag(prior_cov)[masses])
+    std = np.sqrt(np.diag(posterior_cov)[masses])
+    return std, ratio
+
+
+def mass_class(relative_std: float, ratio: float) -> str:
+    """``determined`` (relative posterior std <= `DETERMINED_STD`), ``undetermined`` (ratio of
+    posterior to prior std >= `UNDETERMINED_RATIO`) or ``partly``."""
+    if relative_std <= DETERMINED_STD:
+        return "determined"
+    return "undetermined" if ratio >= UNDETERMINED_RATIO else "partly"
+
+
+def nearest_consistent(
+    constraints: PhysicalConstraints,
+    projection: ArrayLike,
+    theta_base: ArrayLike,
+    covariance: ArrayLike,
+    theta_nominal: ArrayLike,
+    *,
+    level: float = 0.95,
+    solver: str = "CLARABEL",
+) -> NearestConsistent:
+    """The consistent full parameters nearest to ``theta_nominal`` within the base parameters' uncertainty.
+
+    Args:
+        constraints: from `motor_ident.core.estimation.constraints.physical_constraints` (bodies
+            and friction signs; the mass and centre-of-mass boxes are not used).
+        projection: P (b, p), full -> base parameters.
+        theta_base: identified base parameters (b,); covariance: theirs (b, b).
+        theta_nominal: the URDF's full parameters (p,).
+        level: confidence level of the ellipsoid the base parameters must stay in.
+        solver: cvxpy solver with exponential and semidefinite cones.
+
+    Raises:
+        EstimationError: the covariance is not positive definite or the solver fails.
+    """
+    import cvxpy as cp  # here: cvxpy costs ~1.1 s at import (measured, idle)
+    from scipy.stats import chi2  # slow import (0.8 s)
+
+    start = time.perf_counter()
+    P = np.asarray(projection, dtype=float)
+    theta_b = np.asarray(theta_base, dtype=float)
+    theta0 = np.asarray(theta_nominal, dtype=float)
+    b, p = P.shape
+    try:
+        L = np.linalg.cholesky(np.asarray(covariance, dtype=float))
+    except np.linalg.LinAlgError:
+        raise EstimationError("the base parameters' covariance is not positive definite") from None
+    M = np.linalg.solve(L, P)  # whitened: |M theta - c| is the Mahalanobis distance
+    c = np.linalg.solve(L, theta_b)
+    # d_min: how close a physically consistent set comes (0 unless the estimate itself is inconsistent).
+    closest = SdpProjector(constraints, b, solver=solver).solve(
+        M, c, 1e-6 * float(np.linalg.norm(M)) / np.sqrt(p), theta0
+    )
+    d_min = float(np.linalg.norm(M @ closest.theta - c))
+    radius = float(np.sqrt(d_min**2 + chi2.ppf(level, b)))
+    bodies = constraints.n_bodies
+    inertial = np.arange(p)[constraints.inertial]
+    other = np.setdiff1d(np.arange(p), inertial)
+    J0 = _nominal_pseudo_inertias(constraints.body_parameters(theta0))
+    theta = cp.Variable(p)
+    basis = PSEUDO_INERTIA_BASIS.reshape(10, 16).T  # vec(J) = basis @ phi
+    objective = []
+    for k in range(bodies):
+        J = cp.reshape(basis @ theta[inertial[10 * k : 10 * k + 10]], (4, 4), order="C")
+        J_sym = (J + J.T) / 2.0
+        objective.append(
+            cp.sum(cp.multiply(np.linalg.inv(J0[k]), J_sym)) - cp.log_det(J_sym)
+        )  # tr(J0^-1 J), J symmetric
+    scale = np.maximum(np.abs(theta0[other]), 1e-3)
+    objective.append(OTHER_WEIGHT * cp.sum_squares(cp.multiply(1.0 / scale, theta[other] - theta0[other])))
+    objective = [term / PRIOR_RELATIVE_SPREAD**2 for term in objective]
+    objective.append(0.5 * cp.sum_squares(M @ theta - c))
+    cons = [cp.norm(M @ theta - c, 2) <= radius]
+    if constraints.nonnegative.size:
+        cons.append(theta[constraints.nonnegative] >= 0.0)
+    problem = cp.Problem(cp.Minimize(cp.sum(cp.hstack(objective))), cons)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            problem.solve(solver=solver)  # type: ignore[no-untyped-call]  # cvxpy is untyped
+    except cp.error.SolverError as exc:
+        raise EstimationError(f"the {solver} solver failed on the nearest consistent parameters: {exc}") from None
+    if str(problem.status) not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or theta.value is None:
+        raise EstimationError(f"nearest consistent parameters: solver status {problem.status!r}")
+    out = np.asarray(theta.value, dtype=float).copy()
+    mass_std, ratio = mass_information(constraints, P, covariance, theta0)
+    phi = constraints.body_parameters(out)
+    phi0 = constraints.body_parameters(theta0)
+    J_out = pseudo_inertia(phi)
+    return NearestConsistent(
+        theta=out,
+        divergence=np.array([log_det_divergence(J_out[k], J0[k]) for k in range(bodies)]),
+        mahalanobis=float(np.linalg.norm(M @ out - c)),
+        radius=radius,
+        mass_nominal=phi0[:, 0].copy(),
+        mass=phi[:, 0].copy(),
+        mass_std=mass_std,
+        mass_class=tuple(mass_class(s / max(m, 1e-12), r) for s, m, r in zip(mass_std, phi0[:, 0], ratio)),
+        status=str(problem.status),
+        seconds=time.perf_counter() - start,
+    )

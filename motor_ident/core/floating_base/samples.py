@@ -1,0 +1,132 @@
+"""From sensor signals to regressor samples: base state from the IMU and the feet, rates, wrenches.
+
+Inputs are what a humanoid logs: joint encoders, an IMU on the base (orientation, gyro) and a
+6-axis wrench per foot. The base orientation is the IMU's (through the fixed IMU-to-base
+rotation), its angular velocity the gyro's; the base position comes from the feet in stance
+(`motor_ident.core.floating_base.stance.base_positions`) unless the log has it. Every signal,
+the wrenches included, goes through the same zero-phase filter (`Differentiation`), so the
+regressor and the measured wrenches see the same frequency content; the first and last
+``trim_s`` seconds (filter edges) are dropped. The accelerometer is not needed: the base's
+linear acceleration is the second derivative of its position from the feet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import ArrayLike, NDArray
+
+from motor_ident.core.estimation.signals import Differentiation
+from motor_ident.core.floating_base.model import ROOT_JOINT, FloatingBaseRegressor
+from motor_ident.core.floating_base.stance import base_positions, spatial_base_motion
+from motor_ident.errors import ConfigError, DataError
+
+FloatArray = NDArray[np.float64]
+
+DEFAULT_DIFFERENTIATION = Differentiation(method="butterworth", cutoff_hz=5.0)
+"""Balancing motions stay below ~2 Hz; 5 Hz keeps them and drops the F/T and encoder noise."""
+
+
+@dataclass(frozen=True, eq=False)
+class FloatingSamples:
+    """Regressor inputs of a record: Q (N, 7 + n), V and A (N, 6 + n), and the measured
+    generalized force F (N, 6 + n) (contact wrenches, plus joint torques on the joint rows where
+    measured, NaN there otherwise); t (N,) [s]."""
+
+    t: FloatArray
+    Q: FloatArray
+    V: FloatArray
+    A: FloatArray
+    F: FloatArray
+
+    def slice(self, start: int, stop: int) -> FloatingSamples:
+        """Samples start .. stop - 1."""
+        return FloatingSamples(*(x[start:stop] for x in (self.t, self.Q, self.V, self.A, self.F)))
+
+
+def imu_to_base(regressor: FloatingBaseRegressor, imu_frame: str) -> FloatArray:
+    """Rotation R_BI (3, 3) of an IMU frame fixed on the base link.
+
+    Raises:
+        ConfigError: the frame is not on the base link.
+    """
+    model = regressor.floating.model
+    if not model.existFrame(imu_frame):
+        raise ConfigError(f"IMU frame {imu_frame!r} is not a frame of the URDF")
+    frame = model.frames[model.getFrameId(imu_frame)]
+    if frame.parentJoint != model.getJointId(ROOT_JOINT):
+        raise ConfigError(f"IMU frame {imu_frame!r} is not on the base link {regressor.floating.base_link!r}")
+    return np.asarray(frame.placement.rotation, dtype=float)
+
+
+def floating_samples(
+    regressor: FloatingBaseRegressor,
+    t: ArrayLike,
+    q: ArrayLike,
+    imu_quaternion: ArrayLike,
+    imu_gyro: ArrayLike,
+    wrench: ArrayLike,
+    *,
+    imu_frame: str,
+    sole_frames: Sequence[str],
+    tau: ArrayLike | None = None,
+    base_position: ArrayLike | None = None,
+    differentiation: Differentiation = DEFAULT_DIFFERENTIATION,
+    trim_s: float = 0.25,
+) -> FloatingSamples:
+    """Regressor samples of a floating-base record (module docstring).
+
+    Args:
+        t: uniform time stamps (N,) [s].
+        q: joint positions (N, n) [rad]; imu_quaternion: world <- IMU [qx, qy, qz, qw] (N, 4);
+        imu_gyro: (N, 3) [rad/s] in the IMU frame; wrench: (N, c, 6) at the contact sensor frames.
+        imu_frame, sole_frames: from the robot config's ``floating_base`` section.
+        tau: joint torques (N, n) [N m] when measured.
+        base_position: base origin in the world (N, 3) [m] when logged.
+
+    Raises:
+        DataError: shapes disagree or too few samples remain after trimming.
+    """
+    t = np.asarray(t, dtype=float)
+    N = t.size
+    floating = regressor.floating
+    R_BI = imu_to_base(regressor, imu_frame)
+    quat_imu = np.asarray(imu_quaternion, dtype=float)
+    W = np.asarray(wrench, dtype=float)
+    if W.shape != (N, len(floating.contact_frames), 6):
+        raise DataError(f"wrench has shape {W.shape}: expected ({N}, {len(floating.contact_frames)}, 6)")
+    q_f, qd, qdd = differentiation.derivatives(t, np.asarray(q, dtype=float))
+    # orientation: filtered quaternion components (sign made continuous first), renormalised
+    flips = np.cumprod(np.where(np.einsum("ij,ij->i", quat_imu[1:], quat_imu[:-1]) < 0.0, -1.0, 1.0))
+    quat_imu = quat_imu * np.concatenate([[1.0], flips])[:, None]
+    quat_imu = differentiation.derivatives(t, quat_imu)[0]
+    quat_imu /= np.linalg.norm(quat_imu, axis=1, keepdims=True)
+    R_IB = pin.Quaternion(R_BI.T)
+    quat = np.array([(pin.Quaternion(np.asarray(x)) * R_IB).coeffs() for x in quat_imu])
+    omega, omega_dot = (x @ R_BI.T for x in differentiation.derivatives(t, np.asarray(imu_gyro, dtype=float))[:2])
+    if base_position is None:
+        base_position = base_positions(floating, q_f, quat, sole_frames)
+    p, p_dot, p_ddot = differentiation.derivatives(t, np.asarray(base_position, dtype=float))
+    twist, twist_dot = spatial_base_motion(quat, (p_dot, p_ddot), omega, omega_dot)
+    W = differentiation.derivatives(t, W.reshape(N, -1))[0].reshape(W.shape)
+    keep = slice(int(round(trim_s / np.median(np.diff(t)))), None)
+    keep = slice(keep.start, N - keep.start)
+    if keep.stop - keep.start < 10:
+        raise DataError(f"{N} samples leave fewer than 10 after trimming {trim_s} s at each end")
+    Q = floating.configuration(p[keep], quat[keep], q_f[keep])
+    F = regressor.contact_forces(Q, W[keep])
+    if tau is None:
+        F[:, 6:] = np.nan
+    else:
+        tau_f = differentiation.derivatives(t, np.asarray(tau, dtype=float))[0][keep]
+        F[:, 6:] += tau_f
+    return FloatingSamples(
+        t=t[keep],
+        Q=Q,
+        V=floating.velocity(twist[keep], qd[keep]),
+        A=floating.velocity(twist_dot[keep], qdd[keep]),
+        F=F,
+    )

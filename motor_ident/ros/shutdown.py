@@ -1,0 +1,145 @@
+"""How a node process stops: always, within a bound, and saying what blocked it.
+
+``ros2 launch`` stops a node with SIGINT, then SIGTERM 5 s later, then SIGKILL 10 s after that;
+``motor-ident run --processes`` with SIGINT, SIGTERM and SIGKILL 5 s apart. A SIGKILLed Fast DDS
+participant leaves its shared-memory files in /dev/shm. `ProcessStop` makes every stop end the
+process before either escalates:
+
+- while the process starts (imports, robot model, the node's constructor) SIGINT or SIGTERM
+  raises `StopRequested` in the main thread: start-up is abandoned, what exists is torn down and
+  the process exits 0 (no KeyboardInterrupt traceback);
+- while it runs, the first SIGINT or SIGTERM is recorded: the spin loop sees it and tears down
+  in order. A repeated SIGINT (``ros2 launch`` forwards the terminal's Ctrl-C a second time)
+  changes nothing; a SIGTERM after it raises `StopRequested`, which abandons the step that blocks
+  (a callback, ``destroy_node``) and teardown goes on with the next;
+- a watchdog thread starts with the first request: after `DUMP_AFTER_S` it writes the stack of
+  every thread to stderr (`faulthandler`) and sends the main thread SIGTERM itself (as launch
+  would at 5 s), again every `NUDGE_EVERY_S` while teardown goes on; after `EXIT_AFTER_S` a
+  process still alive (blocked in C code that signals cannot interrupt) exits at once with
+  `EXIT_BLOCKED`.
+
+Only the standard library is imported here: the entry points (`motor_ident.ros.entry_points`)
+install it before the node's heavy imports.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Literal, TextIO
+
+DUMP_AFTER_S = 3.0
+"""[s] after the first stop request: stack dump and SIGTERM to the main thread (launch sends its own at 5 s)."""
+EXIT_AFTER_S = 6.0
+"""[s] after the first stop request: immediate exit (launch's SIGKILL comes at 15 s, the runner's at 10 s)."""
+NUDGE_EVERY_S = 0.5
+"""[s] between the watchdog's SIGTERMs to the main thread (each abandons one blocked step)."""
+EXIT_BLOCKED = 124
+"""Exit code of a process the watchdog ended (as timeout(1) reports a command it stopped)."""
+
+Phase = Literal["starting", "running", "stopping", "exiting"]
+
+
+class StopRequested(BaseException):  # noqa: N818 -- not an error: a request, like KeyboardInterrupt
+    """SIGINT or SIGTERM ended start-up or interrupted a blocked step (a BaseException, as
+    KeyboardInterrupt is: ``except Exception`` in library code does not swallow it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class ProcessStop:
+    """The stop requests of one node process and the watchdog that bounds its teardown.
+
+    Args:
+        dump_after: [s] from the first request to the stack dump and the SIGTERM to the main thread.
+        exit_after: [s] from the first request to the immediate exit.
+        stream: where the watchdog writes (stderr: the node's log under launch and the runner).
+    """
+
+    def __init__(
+        self, dump_after: float = DUMP_AFTER_S, exit_after: float = EXIT_AFTER_S, stream: TextIO | None = None
+    ) -> None:
+        self.requests: list[int] = []
+        self.phase: Phase = "starting"
+        self.dump_after, self.exit_after = dump_after, exit_after
+        self.stream = stream if stream is not None else sys.stderr
+        self.interrupted: list[str] = []  # teardown steps a signal abandoned
+        self._first: float | None = None
+        self._main = threading.main_thread().ident
+
+    def install(self) -> ProcessStop:
+        """Handle SIGINT and SIGTERM with this object (main thread only)."""
+        signal.signal(signal.SIGINT, self._on_signal)
+        signal.signal(signal.SIGTERM, self._on_signal)
+        return self
+
+    def running(self) -> None:
+        """Start-up is over: from now on a first signal is only recorded."""
+        self.phase = "running"
+
+    def stopping(self) -> None:
+        """Teardown begins: the watchdog runs from now (if no signal started it already)."""
+        self.phase = "stopping"
+        self._start_watchdog()
+
+    def finished(self) -> None:
+        """Teardown is over: signals change nothing more; the watchdog still bounds the interpreter's exit."""
+        self.phase = "exiting"
+
+    def step(self, name: str, action: Callable[[], object]) -> None:
+        """Run one teardown step; a `StopRequested` abandons it (recorded) and teardown goes on."""
+        try:
+            action()
+        except StopRequested as stop:
+            self.interrupted.append(f"{name} ({stop})")
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        again = bool(self.requests)
+        self.requests.append(signum)
+        self._start_watchdog()
+        if self.phase == "starting" or (again and signum == signal.SIGTERM and self.phase != "exiting"):
+            raise StopRequested(signum)
+
+    def _start_watchdog(self) -> None:
+        if self._first is not None:
+            return
+        self._first = time.monotonic()
+        threading.Thread(target=self._watch, name="motor_ident stop watchdog", daemon=True).start()
+
+    def _watch(self) -> None:
+        """Daemon thread: stack dump, SIGTERMs to the main thread, immediate exit (if the process lives on)."""
+        assert self._first is not None
+        time.sleep(self.dump_after)
+        self._write(f"still running {self.dump_after:g} s after the stop request (phase: {self.phase}); stacks:")
+        faulthandler.dump_traceback(file=self.stream, all_threads=True)
+        deadline = self._first + self.exit_after
+        while time.monotonic() < deadline:
+            if self._main is not None and self.phase != "exiting":  # abandons the blocked step if it is in Python
+                signal.pthread_kill(self._main, signal.SIGTERM)
+            time.sleep(min(NUDGE_EVERY_S, max(deadline - time.monotonic(), 0.0)))
+        self._write(f"still running {self.exit_after:g} s after the stop request: exiting now ({EXIT_BLOCKED})")
+        os._exit(EXIT_BLOCKED)
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(f"[motor_ident stop watchdog] {text}\n")
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+_installed: list[ProcessStop] = []
+
+
+def install() -> ProcessStop:
+    """This process's `ProcessStop`, installed on first use (the entry point's, when it made one)."""
+    if not _installed:
+        _installed.append(ProcessStop().install())
+    return _installed[0]

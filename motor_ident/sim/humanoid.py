@@ -1,0 +1,479 @@
+"""A humanoid standing on two feet, simulated by MuJoCo: F/T wrenches at the feet, an IMU on the pelvis.
+
+The robot config's URDF (with a ``floating_base`` section) is compiled by MuJoCo itself (its own
+URDF parser and dynamics; nothing here evaluates pinocchio's dynamics), with
+
+- a free joint on the root link, and every foot's sole **welded** to the ground at its initial
+  pose (a weld equality: the simplification of a flat foot that neither slips nor tilts; contacts
+  are off, so the URDF's collision meshes are not needed). `friction_check` tells afterwards
+  whether real feet would have held the same wrenches (friction cone, centre of pressure);
+- true link masses perturbed from the URDF's by a random factor 1 +- U(low, high) per link (the
+  link's inertia scales with it, so each link stays physical); inertias MuJoCo refuses (zero or
+  not satisfying the triangle inequality, as some public URDFs have) are lifted to the smallest
+  valid ones first, and the truth is read back from the compiled model;
+- joint PD position servos (MuJoCo ``position`` actuators) tracking a balancing excitation: the
+  pelvis sways (x, y, height, roll, pitch, yaw) within a few cm, so the CoM moves within the
+  support polygon, the legs follow it by stance inverse kinematics (feet fixed), and every other
+  joint (torso, arms, head) swings about the standing posture by a sum of sines, kept inside its
+  limits. The motion ramps in over the first second from rest.
+
+Sensors at ``rate_hz`` (noise std / constant bias per run, from `HumanoidSimConfig`): joint
+encoders; IMU orientation (world <- IMU quaternion), gyro, accelerometer (proper acceleration);
+per foot the 6-axis wrench the ground applies, expressed in the sensor frame; the actuators'
+joint torques. Not simulated: single-support phases, foot slip, sensor dynamics and drift.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+from scipy.interpolate import CubicSpline
+
+from motor_ident.core.floating_base.stance import stance_inverse_kinematics
+from motor_ident.errors import ConfigError, ModelError
+from motor_ident.io.floating_record import FloatingBaseRecord
+from motor_ident.io.robot_config import RobotConfig
+from motor_ident.schema import check, setting
+from motor_ident.sim.mujoco_model import _urdf_without_geometry, inertial_parameters
+
+FloatArray = NDArray[np.float64]
+
+FREE_JOINT = "floating_base"
+"""MuJoCo's name of the free joint added at the root link."""
+
+_INTEGRATORS = {
+    "rk4": mujoco.mjtIntegrator.mjINT_RK4,
+    "euler": mujoco.mjtIntegrator.mjINT_EULER,
+    "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
+}
+
+SETTLE_S = 0.5
+"""Simulated time before the recording starts, holding the standing posture [s]."""
+
+
+@dataclass(frozen=True)
+class HumanoidSimConfig:
+    """Settings of the simulated humanoid (module docstring)."""
+
+    duration: float = setting(20.0, "length of the recording", unit="s", low=1.0)
+    rate_hz: float = setting(1000.0, "sample rate of every sensor", unit="Hz", low=50.0)
+    substeps: int = setting(5, "MuJoCo steps per sample", low=1, high=100)
+    integrator: str = setting(
+        "rk4",
+        "MuJoCo integrator (implicit ones damp light links off their computed acceleration)",
+        choices=("rk4", "euler", "implicitfast"),
+    )
+    weld_time_constant: float = setting(
+        0.002, "stiffness of the feet's welds to the ground (MuJoCo solref)", unit="s", low=1e-4
+    )
+    seed: int = setting(0, "random seed (masses, excitation phases, noise)", low=0)
+    mass_perturbation_low: float = setting(0.1, "smallest relative change of a link's mass", low=0.0, high=0.9)
+    mass_perturbation_high: float = setting(0.3, "largest relative change of a link's mass", low=0.0, high=0.9)
+    mass_seed: int = setting(0, "random seed of the mass perturbation (the same robot in every recording)", low=0)
+    min_gyration_radius: float = setting(
+        0.02, "links get at least a solid sphere's inertia of this radius (point masses of the URDF)", unit="m", low=0.0
+    )
+    kp: float = setting(400.0, "joint servo stiffness", unit="N m/rad", low=0.0)
+    kd: float = setting(8.0, "joint servo damping", unit="N m s/rad", low=0.0)
+    servo_max_frequency: float = setting(
+        15.0, "cap of each servo's bandwidth on its own link inertia M_jj (light links)", unit="Hz", low=0.1
+    )
+    sway: float = setting(0.025, "pelvis sway amplitude, forward and sideways", unit="m", low=0.0, high=0.2)
+    bob: float = setting(0.015, "pelvis height amplitude", unit="m", low=0.0, high=0.2)
+    tilt: float = setting(0.08, "pelvis roll / pitch / yaw amplitude", unit="rad", low=0.0, high=0.5)
+    swing: float = setting(0.5, "amplitude of the torso, arm and head joints", unit="rad", low=0.0, high=2.0)
+    frequency: float = setting(0.3, "fundamental frequency of the excitation", unit="Hz", low=0.01, high=5.0)
+    encoder_noise: float = setting(2e-4, "joint encoder noise std", unit="rad", low=0.0)
+    gyro_noise: float = setting(0.005, "gyro noise std", unit="rad/s", low=0.0)
+    gyro_bias: float = setting(0.002, "gyro bias std (constant per run)", unit="rad/s", low=0.0)
+    accelerometer_noise: float = setting(0.05, "accelerometer noise std", unit="m/s^2", low=0.0)
+    accelerometer_bias: float = setting(0.05, "accelerometer bias std (constant per run)", unit="m/s^2", low=0.0)
+    orientation_noise: float = setting(0.002, "IMU orientation noise std per axis", unit="rad", low=0.0)
+    force_noise: float = setting(0.5, "F/T force noise std", unit="N", low=0.0)
+    torque_noise: float = setting(0.02, "F/T torque noise std", unit="N m", low=0.0)
+    joint_torque_noise: float = setting(0.05, "joint torque noise std", unit="N m", low=0.0)
+
+    def __post_init__(self) -> None:
+        check(self)
+        if self.mass_perturbation_low > self.mass_perturbation_high:
+            raise ConfigError(
+                f"mass_perturbation_low = {self.mass_perturbation_low} > mass_perturbation_high = "
+                f"{self.mass_perturbation_high}: expected low <= high"
+            )
+
+
+@dataclass(frozen=True, eq=False)
+class HumanoidRun:
+    """A simulated recording and what the estimator should find.
+
+    Attributes:
+        record: the sensor record.
+        theta_true: true inertial parameters in `FloatingBaseModel` order (base first), (10 (n + 1),).
+        base_position, base_quaternion: true base pose (N, 3), (N, 4) [qx, qy, qz, qw].
+        friction: `friction_check` of the recorded wrenches.
+    """
+
+    record: FloatingBaseRecord
+    theta_true: FloatArray
+    base_position: FloatArray
+    base_quaternion: FloatArray
+    friction: dict[str, float]
+
+
+def _lifted_inertias(root: ET.Element, radius: float) -> None:
+    """Give every ``<inertial>`` at least the inertia of a solid sphere of its mass and ``radius``.
+
+    Public URDFs hold point masses (zero inertia) that MuJoCo refuses and that make a joint whose
+    axis passes through the mass nearly inertia-free (a stiff, chattering simulation).
+    """
+    keys = ("ixx", "ixy", "iyy", "ixz", "iyz", "izz")
+    for inertial in root.iter("inertial"):
+        element, mass_element = inertial.find("inertia"), inertial.find("mass")
+        if element is None or mass_element is None:
+            continue
+        v = {k: float(element.get(k, 0.0)) for k in keys}
+        inertia = np.array(
+            [[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]], [v["ixz"], v["iyz"], v["izz"]]]
+        )
+        e = np.linalg.eigvalsh(inertia)
+        floor = max(0.4 * float(mass_element.get("value", 0.0)) * radius**2, 1e-9)
+        lift = max(floor - e[0], e[2] - e[0] - e[1] + 1e-9, 0.0)
+        for k in ("ixx", "iyy", "izz"):
+            element.set(k, repr(float(v[k] + lift)))
+
+
+def _perturbed_urdf(config: RobotConfig, sim: HumanoidSimConfig) -> str:
+    """The URDF's XML without geometry, inertias lifted, masses scaled by the true factors."""
+    root = ET.fromstring(_urdf_without_geometry(str(config.urdf)))
+    _lifted_inertias(root, sim.min_gyration_radius)
+    rng = np.random.default_rng(sim.mass_seed)
+    for link in root.iter("link"):
+        inertial = link.find("inertial")
+        if inertial is None:
+            continue
+        mass, inertia = inertial.find("mass"), inertial.find("inertia")
+        if mass is None or inertia is None:
+            continue
+        factor = 1.0 + rng.choice([-1.0, 1.0]) * rng.uniform(sim.mass_perturbation_low, sim.mass_perturbation_high)
+        mass.set("value", repr(float(float(mass.get("value", 0.0)) * factor)))
+        for k in ("ixx", "ixy", "iyy", "ixz", "iyz", "izz"):
+            inertia.set(k, repr(float(float(inertia.get(k, 0.0)) * factor)))
+    return ET.tostring(root, encoding="unicode")
+
+
+def build_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> mujoco.MjSpec:
+    """The MuJoCo specification (module docstring) with servos on ``config.joints``; welds added by `simulate_humanoid`.
+
+    Raises:
+        ConfigError: no ``floating_base`` section, or a configured joint is not in the URDF.
+        ModelError: MuJoCo cannot read the URDF.
+    """
+    if config.floating_base is None:
+        raise ConfigError(f"robot {config.name!r} has no floating_base section")
+    try:
+        spec = mujoco.MjSpec.from_string(_perturbed_urdf(config, sim))
+    except ValueError as exc:
+        raise ModelError(f"MuJoCo cannot read the URDF {config.urdf}: {exc}") from exc
+    spec.compiler.fusestatic = False  # sensor and sole frames stay bodies
+    spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
+    spec.option.gravity = np.asarray(config.gravity, dtype=float)
+    spec.option.timestep = 1.0 / (sim.rate_hz * sim.substeps)
+    spec.option.integrator = _INTEGRATORS[sim.integrator]
+    spec.option.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
+    spec.worldbody.first_body().add_freejoint(name=FREE_JOINT)
+    by_name = {joint.name: joint for joint in spec.joints}
+    missing = [name for name in config.joints if name not in by_name]
+    if missing:
+        raise ConfigError(f"joints {missing} of robot config {config.name!r} are not in the URDF {config.urdf}")
+    for name, joint in by_name.items():
+        if name != FREE_JOINT and name not in config.joints:
+            spec.delete(joint)
+    for name in config.joints:
+        actuator = spec.add_actuator(name=f"{name}_servo", target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        actuator.set_to_position(kp=1.0, kv=0.0)  # gains per joint in `_tune_servos`
+    imu = spec.body(_child_link(config, config.floating_base.imu_frame))
+    if imu is None:
+        raise ConfigError(
+            f"robot.floating_base.imu_frame = {config.floating_base.imu_frame!r} is not a frame of the URDF"
+        )
+    imu.add_site(name="imu")
+    for kind, name in (
+        (mujoco.mjtSensor.mjSENS_FRAMEQUAT, "imu_quaternion"),
+        (mujoco.mjtSensor.mjSENS_GYRO, "imu_gyro"),
+        (mujoco.mjtSensor.mjSENS_ACCELEROMETER, "imu_accelerometer"),
+    ):
+        spec.add_sensor(name=name, type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname="imu")
+    return spec
+
+
+def _child_link(config: RobotConfig, frame: str) -> str:
+    """The link whose frame is ``frame``: the frame itself, or the child of a fixed joint of that name."""
+    root = ET.parse(config.urdf).getroot()
+    for joint in root.iter("joint"):
+        child = joint.find("child")
+        if joint.get("name") == frame and child is not None:
+            return str(child.get("link"))
+    return frame
+
+
+def frame_body(model: mujoco.MjModel, config: RobotConfig, frame: str) -> int:
+    """MuJoCo body id of a URDF frame (a link, or a fixed joint's child link).
+
+    Raises:
+        ConfigError: no such link or joint.
+    """
+    try:
+        return int(model.body(_child_link(config, frame)).id)
+    except KeyError:
+        raise ConfigError(f"frame {frame!r} is neither a link nor a joint of {config.urdf}") from None
+
+
+def _sines(t: FloatArray, frequency: float, harmonics: FloatArray, phases: FloatArray) -> FloatArray:
+    """Sum of unit sines at ``frequency * harmonics`` (k,), normalised to peak <= 1, shape (N,)."""
+    wave = np.sin(2.0 * np.pi * frequency * np.outer(t, harmonics) + phases).sum(axis=1)
+    return wave / harmonics.size
+
+
+def _ramp(t: FloatArray, rise: float = 1.0) -> FloatArray:
+    """Smooth 0 -> 1 over ``rise`` seconds (C2 smootherstep), shape (N,)."""
+    x = np.clip(t / rise, 0.0, 1.0)
+    return x**3 * (10.0 - 15.0 * x + 6.0 * x**2)
+
+
+def _standing_pose(
+    model: mujoco.MjModel, config: RobotConfig, hinge_qpos: NDArray[np.int64], posture: FloatArray
+) -> tuple[FloatArray, list[tuple[FloatArray, FloatArray]]]:
+    """qpos of the standing robot (first sole flat, soles at height 0) and each sole's world pose (p, R)."""
+    assert config.floating_base is not None
+    data = mujoco.MjData(model)
+    data.qpos[:] = model.qpos0
+    data.qpos[:3] = 0.0
+    data.qpos[3:7] = [1.0, 0.0, 0.0, 0.0]
+    data.qpos[hinge_qpos] = posture
+    mujoco.mj_kinematics(model, data)
+    soles = [frame_body(model, config, name) for name in config.floating_base.sole_frames]
+    z_first = data.xmat[soles[0]].reshape(3, 3)[:, 2]
+    R_fix = pin.Quaternion.FromTwoVectors(z_first, np.array([0.0, 0.0, 1.0])).toRotationMatrix()
+    positions = np.array([R_fix @ data.xpos[b] for b in soles])
+    offset = -np.array([positions[:, 0].mean(), positions[:, 1].mean(), positions[:, 2].mean()])
+    q_fix = pin.Quaternion(R_fix)
+    data.qpos[:3] = offset
+    data.qpos[3:7] = [q_fix.w, q_fix.x, q_fix.y, q_fix.z]
+    mujoco.mj_kinematics(model, data)
+    poses = [(data.xpos[b].copy(), data.xmat[b].reshape(3, 3).copy()) for b in soles]
+    return data.qpos.copy(), poses
+
+
+def _tune_servos(
+    spec: mujoco.MjSpec, model: mujoco.MjModel, qpos: FloatArray, config: RobotConfig, sim: HumanoidSimConfig
+) -> None:
+    """Servo gains kp, kd, capped at M_jj w^2 and 2 M_jj w for w = 2 pi ``servo_max_frequency``.
+
+    M_jj is the joint's inertia at the standing pose: soft enough that a light wrist or neck link
+    does not chatter. Leg joints (between the base and a sole) keep kp, kd: in the closed chain of
+    the two feet their load and effective inertia are the whole body's, not their link's.
+    """
+    data = mujoco.MjData(model)
+    data.qpos[:] = qpos
+    mujoco.mj_forward(model, data)
+    M = np.zeros((model.nv, model.nv))
+    mujoco.mj_fullM(model, data, M)
+    assert config.floating_base is not None
+    legs: set[int] = set()  # joints between the base and a sole: in the closed chain, they carry the body
+    for frame in config.floating_base.sole_frames:
+        body = frame_body(model, config, frame)
+        while body != 0:
+            legs.update(int(j) for j in np.flatnonzero(model.jnt_bodyid == body))
+            body = int(model.body_parentid[body])
+    w = 2.0 * np.pi * sim.servo_max_frequency
+    for name in config.joints:
+        joint = model.joint(name).id
+        dof = model.jnt_dofadr[joint]
+        kp, kd = sim.kp, sim.kd
+        if joint not in legs:
+            kp, kd = min(kp, M[dof, dof] * w**2), min(kd, 2.0 * M[dof, dof] * w)
+        spec.actuator(f"{name}_servo").set_to_position(kp=kp, kv=kd)
+
+
+def _weld_soles(
+    spec: mujoco.MjSpec, config: RobotConfig, poses: list[tuple[FloatArray, FloatArray]], weld_time_constant: float
+) -> None:
+    """Weld each sole to the world at its pose (relpose = the world's pose in the sole frame)."""
+    assert config.floating_base is not None
+    for frame, (p, R) in zip(config.floating_base.sole_frames, poses):
+        name = _child_link(config, frame)
+        world_in_sole = pin.SE3(R, p).inverse()
+        quat = pin.Quaternion(world_in_sole.rotation)
+        eq = spec.add_equality(type=mujoco.mjtEq.mjEQ_WELD, name1=name, objtype=mujoco.mjtObj.mjOBJ_BODY)
+        eq.data[:11] = [0.0, 0.0, 0.0, *world_in_sole.translation, quat.w, quat.x, quat.y, quat.z, 1.0]
+        eq.solref = [weld_time_constant, 1.0]  # stiff: a flat foot on hard ground
+
+
+def _reference(
+    config: RobotConfig,
+    sim: HumanoidSimConfig,
+    q_start: FloatArray,
+    base0: pin.SE3,
+    poses: list[tuple[FloatArray, FloatArray]],
+) -> CubicSpline:
+    """Joint references (spline of time): pelvis sway by stance IK for the legs, sines elsewhere."""
+    assert config.floating_base is not None
+    floating = config.build_floating_base()
+    rng = np.random.default_rng(sim.seed)
+    t = np.arange(0.0, sim.duration + 0.5, 0.01)
+    w = _ramp(t)
+    harmonics = np.array([1.0, 1.7, 2.9])
+    axes = np.stack([w * _sines(t, sim.frequency, harmonics, rng.uniform(0, 2 * np.pi, 3)) for _ in range(6)], axis=1)
+    amplitude = np.array([sim.sway, sim.sway, sim.bob, sim.tilt, sim.tilt, sim.tilt])
+    axes *= amplitude
+    base_poses = [base0 * pin.SE3(pin.rpy.rpyToMatrix(*a[3:]), a[:3]) for a in axes]
+    soles = {name: pin.SE3(R, p) for name, (p, R) in zip(config.floating_base.sole_frames, poses)}
+    q = stance_inverse_kinematics(floating, base_poses, q_start, soles)
+    legs = np.flatnonzero(np.any(np.abs(q - q_start) > 1e-9, axis=0))
+    model = floating.model
+    lower = model.lowerPositionLimit[floating.robot.q_index]
+    upper = model.upperPositionLimit[floating.robot.q_index]
+    for j in np.setdiff1d(np.arange(floating.n), legs):
+        room = 0.85 * min(q_start[j] - lower[j], upper[j] - q_start[j])
+        amp = min(sim.swing, max(room, 0.0))
+        q[:, j] = q_start[j] + amp * w * _sines(
+            t, sim.frequency, harmonics * rng.uniform(0.8, 1.6), rng.uniform(0, 2 * np.pi, 3)
+        )
+    return CubicSpline(t, q, axis=0)
+
+
+def _wrench_in_frame(data: mujoco.MjData, model: mujoco.MjModel, body: int, frame: int) -> FloatArray:
+    """Wrench [f; tau] the constraints apply to ``body``, about and in the axes of body ``frame`` (6,)."""
+    torque_c, force = data.cfrc_ext[body, :3], data.cfrc_ext[body, 3:]
+    centre = data.subtree_com[model.body_rootid[body]]
+    p, R = data.xpos[frame], data.xmat[frame].reshape(3, 3)
+    torque = torque_c + np.cross(centre - p, force)
+    return np.concatenate([R.T @ force, R.T @ torque])
+
+
+def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRun:
+    """Simulate the standing humanoid's balancing excitation and record its sensors (module docstring).
+
+    Raises:
+        ConfigError: no ``floating_base`` section or bad frames; EstimationError: the sway is out of reach.
+    """
+    fb = config.floating_base
+    if fb is None:
+        raise ConfigError(f"robot {config.name!r} has no floating_base section")
+    spec = build_humanoid(config, sim)
+    model = spec.compile()
+    hinge_qpos = np.array([model.jnt_qposadr[model.joint(j).id] for j in config.joints])
+    posture = np.asarray(fb.posture(config.joints), dtype=float)
+    qpos0, poses = _standing_pose(model, config, hinge_qpos, posture)
+    _weld_soles(spec, config, poses, sim.weld_time_constant)
+    _tune_servos(spec, model, qpos0, config, sim)
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    data.qpos[:] = qpos0
+    base0 = pin.SE3(pin.Quaternion(qpos0[3], *qpos0[4:7]).toRotationMatrix(), qpos0[:3])
+    reference = _reference(config, sim, posture, base0, poses)
+    rng = np.random.default_rng(sim.seed + 1)
+    N = int(round(sim.duration * sim.rate_hz))
+    n, c = len(config.joints), len(fb.contacts)
+    dt = 1.0 / sim.rate_hz
+    soles = [frame_body(model, config, name) for name in fb.sole_frames]
+    sensors = [frame_body(model, config, name) for name in fb.sensor_frames]
+    adr = {name: int(model.sensor(name).adr[0]) for name in ("imu_quaternion", "imu_gyro", "imu_accelerometer")}
+    actuators = np.array([model.actuator(f"{j}_servo").id for j in config.joints])
+    dofs = np.array([model.jnt_dofadr[model.joint(j).id] for j in config.joints])
+    out = {
+        "q": np.empty((N, n)),
+        "tau": np.empty((N, n)),
+        "wrench": np.empty((N, c, 6)),
+        "sole_wrench": np.empty((N, c, 6)),
+        "quat": np.empty((N, 4)),
+        "gyro": np.empty((N, 3)),
+        "acc": np.empty((N, 3)),
+        "base_p": np.empty((N, 3)),
+        "base_q": np.empty((N, 4)),
+    }
+    data.ctrl[actuators] = reference(0.0)
+    for _ in range(int(round(SETTLE_S / model.opt.timestep))):  # let the servos take the weight
+        mujoco.mj_step(model, data)
+    for k in range(N):
+        mujoco.mj_forward(model, data)
+        mujoco.mj_rnePostConstraint(model, data)
+        out["q"][k] = data.qpos[hinge_qpos]
+        out["tau"][k] = data.qfrc_actuator[dofs]  # after the joint's effort limit
+        for i in range(c):
+            out["wrench"][k, i] = _wrench_in_frame(data, model, soles[i], sensors[i])
+            out["sole_wrench"][k, i] = _wrench_in_frame(data, model, soles[i], soles[i])
+        w, x, y, z = data.sensordata[adr["imu_quaternion"] : adr["imu_quaternion"] + 4]
+        out["quat"][k] = [x, y, z, w]
+        out["gyro"][k] = data.sensordata[adr["imu_gyro"] : adr["imu_gyro"] + 3]
+        out["acc"][k] = data.sensordata[adr["imu_accelerometer"] : adr["imu_accelerometer"] + 3]
+        out["base_p"][k] = data.qpos[:3]
+        out["base_q"][k] = [*data.qpos[4:7], data.qpos[3]]
+        for s in range(sim.substeps):
+            data.ctrl[actuators] = reference(k * dt + (s + 1) * dt / sim.substeps)
+            mujoco.mj_step(model, data)
+    theta_true = inertial_parameters(model, (FREE_JOINT, *config.joints))
+    return HumanoidRun(
+        record=_noisy_record(config, sim, rng, np.arange(N, dtype=float) * dt, out),
+        theta_true=theta_true,
+        base_position=out["base_p"],
+        base_quaternion=out["base_q"],
+        friction=friction_check(out["sole_wrench"], fb.friction_coefficient, fb.foot_size),
+    )
+
+
+def _noisy_record(
+    config: RobotConfig, sim: HumanoidSimConfig, rng: np.random.Generator, t: FloatArray, out: dict[str, FloatArray]
+) -> FloatingBaseRecord:
+    """The sensors' view of the simulated signals: noise, constant biases, orientation jitter."""
+    assert config.floating_base is not None
+    N = t.size
+    jitter = rng.normal(0.0, sim.orientation_noise, (N, 3))
+    quat = np.array(
+        [(pin.Quaternion(np.asarray(qk)) * pin.Quaternion(pin.exp3(e))).coeffs() for qk, e in zip(out["quat"], jitter)]
+    )
+    wrench_std = np.array([sim.force_noise] * 3 + [sim.torque_noise] * 3)
+    return FloatingBaseRecord(
+        t=t,
+        joint_names=tuple(config.joints),
+        q=out["q"] + rng.normal(0.0, sim.encoder_noise, out["q"].shape),
+        tau=out["tau"] + rng.normal(0.0, sim.joint_torque_noise, out["tau"].shape),
+        contact_names=tuple(c.name for c in config.floating_base.contacts),
+        wrench=out["wrench"] + rng.normal(0.0, 1.0, out["wrench"].shape) * wrench_std,
+        imu_quaternion=quat,
+        imu_gyro=out["gyro"] + rng.normal(0.0, sim.gyro_bias, 3) + rng.normal(0.0, sim.gyro_noise, (N, 3)),
+        imu_accelerometer=out["acc"]
+        + rng.normal(0.0, sim.accelerometer_bias, 3)
+        + rng.normal(0.0, sim.accelerometer_noise, (N, 3)),
+    )
+
+
+def friction_check(
+    sole_wrench: FloatArray, friction_coefficient: float, foot_size: tuple[float, float] | None
+) -> dict[str, float]:
+    """Would real feet have held these wrenches? From wrenches at the soles (N, c, 6) (z up).
+
+    Returns the smallest normal force [N], the largest tangential / normal ratio, the fraction of
+    samples inside the friction cone, and (with ``foot_size``) the fraction with the centre of
+    pressure inside the sole rectangle, plus the largest |CoP| along x and y [m].
+    """
+    f, tau = sole_wrench[..., :3], sole_wrench[..., 3:]
+    normal = f[..., 2]
+    ratio = np.linalg.norm(f[..., :2], axis=-1) / np.maximum(normal, 1e-9)
+    inside = (normal > 0.0) & (ratio <= friction_coefficient)
+    report = {
+        "min_normal_force": float(normal.min()),
+        "max_tangential_ratio": float(ratio.max()),
+        "inside_friction_cone": float(np.all(inside, axis=1).mean()),
+    }
+    cop = np.stack([-tau[..., 1], tau[..., 0]], axis=-1) / np.maximum(normal, 1e-9)[..., None]
+    report["max_cop_x"], report["max_cop_y"] = (float(x) for x in np.abs(cop).max(axis=(0, 1)))
+    if foot_size is not None:
+        within = (np.abs(cop[..., 0]) <= foot_size[0] / 2) & (np.abs(cop[..., 1]) <= foot_size[1] / 2)
+        report["cop_inside_sole"] = float(np.all(within, axis=1).mean())
+    return report

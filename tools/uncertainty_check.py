@@ -1,0 +1,157 @@
+"""Check that motor_ident's standard deviations cover reality (the numbers in docs/real-logs.md and docs/fleets.md).
+
+Three checks, each on synthetic data with a known truth:
+
+- ``gains FIRST LAST``: drive gains of ``ur5_currents`` from an unloaded and a 2.5 kg run (20 s,
+  100 Hz) whose currents hold what the model lacks (a Stribeck bump of 20 % of each joint's
+  Coulomb level, AR(1) 0.9 current noise); prints per seed the z-scores, and at the end the
+  fraction of 95 % intervals covering the true gains.
+- ``base RHO RUNS``: base parameters of ``valkyrie_arm`` (8 s, 200 Hz) with white torque noise plus
+  AR(1) noise of correlation RHO and equal variance; fraction of errors beyond 1.96 std.
+- ``fleet ROBOTS DAYS SEEDS [RHO]``: stationary simulated fleets (`motor_ident.fleet.simulate`),
+  each recording identified as the fleet worker does, the drift test's z-scores; RHO > 0 adds
+  AR(1) torque noise (std 0.05 N m) to every recording first. SEEDS: comma-separated.
+
+    .venv/bin/python tools/uncertainty_check.py gains 0 50
+    .venv/bin/python tools/uncertainty_check.py base 0.95 30
+    .venv/bin/python tools/uncertainty_check.py fleet 3 5 0,1,2,3,4,5,6,7,8,9
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from dataclasses import replace
+
+import numpy as np
+
+from motor_ident.core.threads import limit_blas_threads
+
+
+def ar1(rng: np.random.Generator, shape: tuple[int, ...], rho: float, std: float) -> np.ndarray:
+    """AR(1) noise along axis 0 with correlation ``rho`` and stationary standard deviation ``std``."""
+    e = rng.standard_normal(shape) * std * np.sqrt(1.0 - rho**2)
+    for k in range(1, shape[0]):
+        e[k] += rho * e[k - 1]
+    return e
+
+
+def check_gains(first: int, last: int) -> None:
+    """Coverage of the drive gains' 95 % intervals under model mismatch."""
+    from motor_ident.core.estimation.drive_gains import CurrentRun, identify_drive_gains, payload_attachment
+    from motor_ident.core.estimation.identification import structural_base_parameters
+    from motor_ident.io.robot_config import load_robot_config
+    from motor_ident.sim.synthetic import source_record
+
+    config = load_robot_config("ur5_currents")
+    regressor = config.build_regressor()
+    base = structural_base_parameters(regressor)
+    joint, _ = payload_attachment(regressor.robot, "")
+    coulomb = np.array([4.0, 4.0, 3.0, 1.0, 1.0, 1.0])
+    hits = []
+    for seed in range(first, last):
+        runs, truth = [], np.zeros(0)
+        for mass in (0.0, 2.5):
+            made = source_record(config, payload_mass=mass, duration=20.0, rate_hz=100.0, seed=seed)
+            r = made.record
+            assert r.qd is not None and r.qdd is not None and r.current is not None
+            assert made.true_drive_gains is not None
+            truth = made.true_drive_gains
+            rng = np.random.default_rng((seed, 99, int(10 * mass)))
+            bump = 0.2 * np.sign(r.qd) * np.exp(-((r.qd / 0.1) ** 2)) * coulomb
+            noise = ar1(rng, r.current.shape, 0.9, 0.01 / np.sqrt(1.0 - 0.81))
+            runs.append(CurrentRun(r.q, r.qd, r.qdd, r.current + bump / truth + noise))
+        fit = identify_drive_gains(
+            regressor, base, config.build_transmission(), runs[0], runs[1], payload_mass=2.5, payload_joint=joint
+        )
+        z = (fit.gains - truth) / fit.gains_std
+        hits.append(np.abs(z) < 1.959964)
+        flags = ["" if d.determined else "flagged" for d in fit.determination]
+        print(f"seed {seed}: z = {np.round(z, 2).tolist()} {flags}", flush=True)
+    covered = np.array(hits)
+    print(f"95 % intervals covering the true gain: {covered.mean():.3f} ({covered.sum()} of {covered.size})")
+    print(f"per motor: {np.round(covered.mean(axis=0), 2).tolist()}")
+
+
+def check_base(rho: float, runs: int) -> None:
+    """Fraction of base-parameter errors beyond 1.96 std with white + AR(1) torque noise."""
+    from motor_ident.core.estimation.identification import identify, structural_base_parameters
+    from motor_ident.io.robot_config import load_robot_config
+    from motor_ident.sim.synthetic import excitation_record
+
+    config = load_robot_config("valkyrie_arm")
+    regressor = config.build_regressor()
+    base = structural_base_parameters(regressor)
+    theta = config.nominal_parameters(regressor)
+    z = []
+    for seed in range(runs):
+        record, _ = excitation_record(regressor, theta, duration=8.0, rate_hz=200.0, noise_std=0.0, seed=seed)
+        assert record.qd is not None and record.qdd is not None
+        rng = np.random.default_rng(seed + 1000)
+        tau = record.tau + ar1(rng, record.tau.shape, rho, 0.05) + 0.05 * rng.standard_normal(record.tau.shape)
+        fit = identify(regressor, record.q, record.qd, record.qdd, tau, base=base).fit
+        z.append((fit.theta - base.to_base(theta)) / fit.std)
+    all_z = np.concatenate(z)
+    print(f"AR(1) {rho}: {all_z.size} errors, fraction beyond 1.96 std = {np.mean(np.abs(all_z) > 1.96):.3f}")
+
+
+def check_fleet(robots: int, days: int, seeds: list[int], rho: float) -> None:
+    """Fraction of drift z-scores beyond 1.96 on stationary simulated fleets."""
+    import pandas as pd
+
+    from motor_ident.fleet.drift import DriftSettings, long_table, z_scores
+    from motor_ident.fleet.recordings import find_recordings
+    from motor_ident.fleet.simulate import FleetSpec, simulate_fleet
+    from motor_ident.fleet.worker import IdentifySettings, identify_recording
+    from motor_ident.io.data import load_record, save_record
+    from motor_ident.io.robot_config import load_robot_config
+
+    config = load_robot_config("valkyrie_arm")
+    z = []
+    for seed in seeds:
+        with tempfile.TemporaryDirectory() as tmp:
+            simulate_fleet(config, tmp, FleetSpec(robots=robots, days=days, drifts=False, seed=seed))
+            recordings = find_recordings([tmp], robot_config="valkyrie_arm", robot_map=None)
+            if rho > 0.0:
+                for k, recording in enumerate(recordings):
+                    record = load_record(recording.path)
+                    noise = ar1(np.random.default_rng((seed, k)), record.tau.shape, rho, 0.05)
+                    save_record(recording.path, replace(record, tau=record.tau + noise))
+                recordings = find_recordings([tmp], robot_config="valkyrie_arm", robot_map=None)
+            rows = pd.DataFrame([identify_recording(r, IdentifySettings()) for r in recordings])
+        seed_z = z_scores(long_table(rows), DriftSettings())["z"].to_numpy()
+        z.append(seed_z)
+        print(
+            f"seed {seed}: {seed_z.size} tests, fraction |z| > 1.96 = {np.mean(np.abs(seed_z) > 1.96):.4f}", flush=True
+        )
+    all_z = np.concatenate(z)
+    print(f"all: {all_z.size} tests, fraction |z| > 1.96 = {np.mean(np.abs(all_z) > 1.96):.4f}")
+
+
+def main() -> None:
+    """Parse the check and run it."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="check", required=True)
+    gains = sub.add_parser("gains")
+    gains.add_argument("first", type=int)
+    gains.add_argument("last", type=int)
+    base = sub.add_parser("base")
+    base.add_argument("rho", type=float)
+    base.add_argument("runs", type=int)
+    fleet = sub.add_parser("fleet")
+    fleet.add_argument("robots", type=int)
+    fleet.add_argument("days", type=int)
+    fleet.add_argument("seeds")
+    fleet.add_argument("rho", type=float, nargs="?", default=0.0)
+    args = parser.parse_args()
+    limit_blas_threads()
+    if args.check == "gains":
+        check_gains(args.first, args.last)
+    elif args.check == "base":
+        check_base(args.rho, args.runs)
+    else:
+        check_fleet(args.robots, args.days, [int(s) for s in args.seeds.split(",")], args.rho)
+
+
+if __name__ == "__main__":
+    main()
