@@ -57,11 +57,13 @@ def test_default_reaches_the_node(window_321) -> None:
     from rclpy.parameter import Parameter
 
     from motor_ident.ros.identifier_node import IdentifierNode
+    from motor_ident.ros.lifecycle import start
 
     context = rclpy.Context()
     rclpy.init(context=context)
     try:
         node = IdentifierNode(context=context, parameter_overrides=[Parameter("require_consistent", value=False)])
+        start(node)  # a managed node declares its settings at configure
         assert node.get_parameter("window_duration").value == window_321
         assert node.core.config.window_duration == window_321
         node.destroy_node()
