@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -35,7 +34,8 @@ class Stages:
 
     Use as a context manager; `stage` starts a stage and returns the callback that reports its
     fraction done (0 to 1). Off a terminal (a pipe, a log file, tests) each stage prints one line
-    ``<command>: <stage>`` on stderr when it starts, and fractions are ignored.
+    ``<command>: <stage>`` on stdout when it starts, and fractions are ignored: stdout, beside the
+    command's results, so that a refusal stays the single line on stderr.
     """
 
     def __init__(self, command: str) -> None:
@@ -67,7 +67,7 @@ class Stages:
     def stage(self, description: str, *, measured: bool = True) -> Callable[[float], None]:
         """Start a stage; the returned callback takes its fraction done (``measured`` False: no fraction known)."""
         if not self.terminal:
-            print(f"{self.command}: {description}", file=sys.stderr, flush=True)
+            print(f"{self.command}: {description}", flush=True)
             return lambda fraction: None
         task = self._bar.add_task(description, total=1.0 if measured else None)
         previous = [t for t in self._bar.tasks if t.id != task and not t.finished]

@@ -34,7 +34,7 @@ def identified(runs: dict[str, Path]) -> dict[str, object]:
         "--no-report", "--keep-samples", FIRST,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    return {"params": params, "fit": json.loads(fit.read_text()), "stderr": done.stderr}
+    return {"params": params, "fit": json.loads(fit.read_text()), "stdout": done.stdout}
 
 
 def test_the_parameter_file_carries_the_drive_gains_with_their_std(identified: dict[str, object]) -> None:
@@ -51,8 +51,8 @@ def test_the_parameter_file_carries_the_drive_gains_with_their_std(identified: d
 
 
 def test_identify_prints_one_line_per_stage_off_a_terminal(identified: dict[str, object]) -> None:
-    """Not a terminal (a pipe here): each long stage announces itself on one stderr line, in order."""
-    lines = [line for line in str(identified["stderr"]).splitlines() if line.startswith("identify: ")]
+    """Not a terminal (a pipe here): each long stage announces itself on one stdout line, in order."""
+    lines = [line for line in str(identified["stdout"]).splitlines() if line.startswith("identify: ")]
     stages = [line.split()[1] for line in lines]
     assert stages == ["reading", "drive", "fitting"], lines
     assert "unloaded.csv" in lines[0] and "loaded.csv" in lines[1]
