@@ -11,6 +11,8 @@ A block is marked by the line before its fence, ``<!-- doc-block: KIND -->``:
   files and their ``name:=value`` arguments must exist;
 - ``robot``: needs a robot, its own recordings or a cluster (not run; its commands are checked
   like a synopsis);
+- ``long``: needs neither but takes minutes (a paper's full reproduction): its commands are checked
+  like a synopsis, and the suite runs the same code in its own tests;
 - ``setup``: the README's two commands themselves (the test command runs this suite).
 """
 
@@ -30,7 +32,7 @@ from motor_ident.cli import build_parser
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
-KINDS = {"runs", "synopsis", "ros2", "robot", "setup"}
+KINDS = {"runs", "synopsis", "ros2", "robot", "long", "setup"}
 MARK = re.compile(r"<!-- doc-block: (\w[\w-]*) -->")
 
 
@@ -97,7 +99,9 @@ def _subparsers() -> dict[str, object]:
     return dict(action.choices)  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("block", [b for b in BLOCKS if b.kind in {"synopsis", "robot", "runs"}], ids=lambda b: b.where)
+@pytest.mark.parametrize(
+    "block", [b for b in BLOCKS if b.kind in {"synopsis", "robot", "long", "runs"}], ids=lambda b: b.where
+)
 def test_motor_ident_commands_and_options_exist(block: Block) -> None:
     """Every ``motor-ident COMMAND --option`` a block names is in that command's parser."""
     parsers = _subparsers()

@@ -4,11 +4,12 @@
   pinocchio's bare ``computeJointTorqueRegressor`` and to its RNEA (2, 4, 7 DoF);
 - refit rate of a 7-DoF arm with friction at windows of 500, 2000 and 10000 samples, full
   re-solve vs the incremental sliding window;
-- feedforward through DDS at 1 kHz: state-to-command latency p50 / p99, missed cycles, CPU share,
-  with the stand-in robot in the same process and in its own; in its own, with each executor a node
-  process can spin (`motor_ident.ros.common.NODE_EXECUTOR` is the one `run_node` uses); beside each
-  layout the floor, a bare rclpy echo node with the same messages and QoS measured in the same run,
-  and the feedforward's p99 as a multiple of the echo's;
+- the 1 kHz path through DDS (`motor_ident.commands.bench_latency`): state-to-command latency
+  p50 / p99, missed cycles and CPU per message of the feedforward node beside the floor, a bare
+  rclpy echo node with the same messages and QoS, alternating runs, quiet and with ``--background``
+  busy processes, with the stand-in robot in the node's process and in its own; once more with the
+  executor a node process does not spin (`motor_ident.ros.common.NODE_EXECUTOR` is the one
+  `run_node` uses), for comparison;
 - offline identification throughput on a 10-minute 1 kHz record, as a multiple of real time;
 - resident memory at the start and end of a simulated closed-loop run;
 - with ``--processes``: a lockstep scenario run with every node in its own process (the layout on a
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from motor_ident.commands import arguments
+from motor_ident.commands import arguments, bench_latency
 from motor_ident.commands.common import write_json
 
 if TYPE_CHECKING:
@@ -259,13 +260,6 @@ def bench_feedforward(
     )
 
 
-def floor_ratio(ff: dict[str, Any], echo: dict[str, Any]) -> float:
-    """The feedforward's p99 latency over the echo's (NaN when either is missing)."""
-    if not (np.isfinite(ff["latency_p99_ms"]) and np.isfinite(echo["latency_p99_ms"]) and echo["latency_p99_ms"] > 0):
-        return float("nan")
-    return float(ff["latency_p99_ms"] / echo["latency_p99_ms"])
-
-
 def bench_layouts(seconds: float) -> dict[str, Any]:
     """The valkyrie_arm scenario in lockstep for ``seconds`` simulated, in one process and as processes.
 
@@ -291,6 +285,27 @@ def bench_layouts(seconds: float) -> dict[str, Any]:
     return rows
 
 
+def latency_keys(latency: dict[str, Any]) -> dict[str, Any]:
+    """The JSON keys scripts rely on, from the medians of `bench_latency.summary`: the feedforward's
+    ``ff_*`` and its floor's ``echo_*``, quiet with the robot in the node's process; ``*_separate``
+    with the robot in its own process; ``*_contended`` (and ``*_separate_contended``) with the
+    background load. The other nodes on the path: ``pwm_feedforward_*``, ``pwm_feedforward_echo_*``,
+    ``pwm_feedforward_over_echo_*`` (and ``decoupler_...``)."""
+    out: dict[str, Any] = {}
+    for node, cases in latency.items():
+        own, echo = ("ff", "echo") if node == "feedforward" else (node, f"{node}_echo")
+        for name, row in cases.items():
+            case, layout = name.split("_", 1)
+            suffix = ("_separate" if layout == "separate" else "") + ("_contended" if case == "contended" else "")
+            for key_in, prefix in (("node", own), ("echo", echo)):
+                for key in ("latency_p50_ms", "latency_p99_ms", "missed_cycles", "cpu_us_per_message"):
+                    out[f"{prefix}_{key}{suffix}"] = row[key_in][key]
+            for ratio in ("p99", "missed", "cpu"):
+                out[f"{own}_over_echo_{ratio}{suffix}"] = row[f"{ratio}_over_echo"]
+            out[f"{own}_targets{suffix}"] = row["targets"]
+    return out
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run every benchmark and print a table."""
     from rich.console import Console
@@ -313,17 +328,21 @@ def cmd_bench(args: argparse.Namespace) -> int:
     with console.status("offline identification throughput ..."):
         results["batch"] = bench_batch(60.0 if quick else 600.0)
     ff_seconds = 5.0 if quick else args.ff_seconds
-    with console.status("echo floor through DDS ..."):
-        results["echo"] = bench_feedforward(ff_seconds, node="echo")
-    with console.status("feedforward latency through DDS ..."):
-        results["feedforward"] = bench_feedforward(ff_seconds)
-    with console.status("echo floor, robot in its own process ..."):
-        results["echo_separate"] = bench_feedforward(ff_seconds, same_process=False, node="echo")
-    with console.status("feedforward latency, robot in its own process ..."):
-        results["feedforward_separate"] = bench_feedforward(ff_seconds, same_process=False)
+    runs = 1 if quick else args.runs
+    with console.status("1 kHz path through DDS ...") as status:
+        measured = bench_latency.measure_cases(
+            ff_seconds,
+            runs=runs,
+            background=args.background,
+            kind=args.background_kind,
+            nodes=("feedforward",) if quick else tuple(bench_latency.NODES),
+            progress=lambda text: status.update(f"1 kHz path through DDS: {text} ..."),
+        )
+    results["latency"] = bench_latency.summary(measured)
+    results["latency_runs"] = measured
     with console.status(f"feedforward latency, robot in its own process, {other_executor} executor ..."):
         results["feedforward_separate_other"] = bench_feedforward(
-            5.0 if quick else args.ff_seconds, same_process=False, executor=other_executor
+            ff_seconds, same_process=False, executor=other_executor
         )
     if args.processes:
         with console.status("scenario in one process and as processes ..."):
@@ -360,35 +379,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
         f"SDP {c['sdp_ms']:.1f} ms (p95 {c['sdp_p95_ms']:.1f}), O(b) test {c['fast_us']:.0f} us",
         "< refit period (100 ms at 10 Hz)",
     )
-    floors = {"feedforward": "echo", "feedforward_separate": "echo_separate"}
-    for key, where in (
-        ("feedforward", f"robot in the same process, {NODE_EXECUTOR}"),
-        ("feedforward_separate", f"robot in its own process, {NODE_EXECUTOR}"),
-        ("feedforward_separate_other", f"robot in its own process, {other_executor}"),
+    for row in bench_latency.table_rows(
+        results["latency"], runs=runs, background=args.background, kind=args.background_kind
     ):
-        ff = results[key]
-        table.add_row(
-            f"feedforward 1 kHz over DDS, {where}",
-            f"p50 {ff['latency_p50_ms']:.3f} ms, p99 {ff['latency_p99_ms']:.3f} ms",
-            "p99 <= 1 ms",
-        )
-        table.add_row(
-            "  missed cycles / CPU", f"{ff['missed_cycles']} of {ff['cycles']}, CPU {100 * ff['cpu_share']:.0f} %", "0"
-        )
-        if key in floors:  # the floor measured in the same layout, and the ratio
-            echo = results[floors[key]]
-            table.add_row(
-                "  echo floor (bare rclpy node)",
-                f"p50 {echo['latency_p50_ms']:.3f} ms, p99 {echo['latency_p99_ms']:.3f} ms, "
-                f"missed {echo['missed_cycles']} of {echo['cycles']}",
-                "-",
-            )
-            table.add_row(
-                "  feedforward / echo",
-                f"p99 x {floor_ratio(ff, echo):.2f}, missed {ff['missed_cycles']} vs {echo['missed_cycles']}",
-                "p99 <= 1.3 x, missed <= echo's",
-            )
-    ff = results["feedforward"]
+        table.add_row(*row)
+    other = results["feedforward_separate_other"]
+    table.add_row(
+        f"feedforward, robot in its own process, {other_executor} executor",
+        f"p50 {other['latency_p50_ms']:.3f} ms, p99 {other['latency_p99_ms']:.3f} ms, missed {other['missed_cycles']}",
+        f"for comparison with {NODE_EXECUTOR}",
+    )
     b = results["batch"]
     table.add_row(
         "offline identification", f"{b['x_realtime']:.1f} x real time ({b['record_s']:.0f} s at 1 kHz)", ">= 20 x"
@@ -413,26 +413,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "regressor_over_rnea": {r["robot"]: r["over_rnea"] for r in results["regressor"]},
         "refit_hz": refit_2000,
         "consistency_check_ms": c["sdp_ms"],
-        "ff_latency_p50_ms": ff["latency_p50_ms"],
-        "ff_latency_p99_ms": ff["latency_p99_ms"],
-        "ff_missed_cycles": ff["missed_cycles"],
-        "ff_cpu_share": ff["cpu_share"],
-        "ff_separate_latency_p99_ms": results["feedforward_separate"]["latency_p99_ms"],
-        "ff_separate_missed_cycles": results["feedforward_separate"]["missed_cycles"],
-        "echo_latency_p50_ms": results["echo"]["latency_p50_ms"],
-        "echo_latency_p99_ms": results["echo"]["latency_p99_ms"],
-        "echo_missed_cycles": results["echo"]["missed_cycles"],
-        "ff_over_echo_p99": floor_ratio(ff, results["echo"]),
-        "echo_latency_p50_ms_separate": results["echo_separate"]["latency_p50_ms"],
-        "echo_latency_p99_ms_separate": results["echo_separate"]["latency_p99_ms"],
-        "echo_missed_cycles_separate": results["echo_separate"]["missed_cycles"],
-        "ff_over_echo_p99_separate": floor_ratio(results["feedforward_separate"], results["echo_separate"]),
+        **latency_keys(results["latency"]),
         "ff_executor": NODE_EXECUTOR,
-        **{
-            f"ff_separate_{run['executor']}_{key}": run[key]
-            for run in (results["feedforward_separate"], results["feedforward_separate_other"])
-            for key in ("latency_p50_ms", "latency_p99_ms", "missed_cycles", "cpu_share")
-        },
+        f"ff_separate_{other_executor}_latency_p99_ms": other["latency_p99_ms"],
+        f"ff_separate_{other_executor}_missed_cycles": other["missed_cycles"],
         "batch_x_realtime": b["x_realtime"],
         "rss_start_mb": mem["rss_start_mb"],
         "rss_end_mb": mem["rss_end_mb"],
@@ -452,7 +436,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="measure regressor cost, refit rate, feedforward latency, throughput, memory")
     p.add_argument("--quick", action="store_true", help="short runs (about a minute in all)")
     p.add_argument(
-        "--ff-seconds", type=arguments.POSITIVE, default=60.0, help="feedforward latency run length [s] (default 60)"
+        "--ff-seconds", type=arguments.POSITIVE, default=10.0, help="length of each 1 kHz latency run [s] (default 10)"
     )
     p.add_argument(
         "--sim-seconds",
@@ -470,6 +454,24 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=arguments.POSITIVE,
         default=30.0,
         help="simulated seconds of each --processes run (default 30)",
+    )
+    p.add_argument(
+        "--runs",
+        type=arguments.COUNT,
+        default=3,
+        help="alternating echo / node runs per node, case and layout (default 3)",
+    )
+    p.add_argument(
+        "--background",
+        type=arguments.NON_NEGATIVE_INT,
+        default=1,
+        help="busy processes beside the contended case's runs (default 1; 0: the quiet case only)",
+    )
+    p.add_argument(
+        "--background-kind",
+        choices=["cpu", "alloc"],
+        default="cpu",
+        help="what they do: a CPU-bound loop, or one that also allocates and frees memory",
     )
     p.add_argument("--json", help="write the figures to this JSON file")
     p.set_defaults(func=cmd_bench)

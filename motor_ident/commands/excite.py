@@ -97,6 +97,7 @@ def cmd_excite(args: argparse.Namespace) -> int:
         max_iterations=args.max_iterations,
         joint_weights=weights,
         block_weights=tuple(args.block_weights),
+        rigid_only=args.rigid_only,
         optimise_offset=args.optimise_offset,
         method=args.method,
     )
@@ -130,7 +131,7 @@ def cmd_excite(args: argparse.Namespace) -> int:
         f"criterion {design.criterion.value}"
     )
     print(f"{'':34}{'optimised':>14}{'random':>14}{'random, full range':>20}")
-    for key in ("cond", "frobenius", "block", "dopt", "condition_number"):
+    for key in ("cond", "frobenius", "block", "dopt", "condition_number", "condition_number_rigid"):
         print(f"{key:34}{ours[key]:14.5g}{base_values[key]:14.5g}{full_values[key]:20.5g}")
     print(
         f"largest limit excess: q {violation.position:.2g} rad, qd {violation.velocity:.2g} rad/s, "
@@ -235,6 +236,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--block-weights", type=arguments.NON_NEGATIVE, nargs=3, default=[1.0, 1.0, 1.0], help="w_alpha w_beta w_gamma"
+    )
+    p.add_argument(
+        "--rigid-only",
+        action="store_true",
+        help="cond / frobenius / dopt on the rigid-body columns only, friction columns dropped as block does "
+        "(compare criteria on the same matrix: condition_number_rigid)",
     )
     p.add_argument("--optimise-offset", action="store_true", help="optimise q0 too (default: mid-range)")
     p.add_argument("--method", choices=["SLSQP", "trust-constr"], default="SLSQP", help="optimiser")

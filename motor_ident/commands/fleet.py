@@ -214,7 +214,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _identify_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--method", choices=["ols", "wls", "nominal", "sdp", "log_cholesky"], default="wls")
+    p.add_argument("--method", choices=["ols", "wls", "gls", "nominal", "sdp", "log_cholesky"], default="wls")
     p.add_argument("--alpha", type=arguments.FRACTION, default=0.9, help="data weight of --method nominal")
     p.add_argument("--joint-states-topic", default="/joint_states", help="bags: topic of the joint states")
 

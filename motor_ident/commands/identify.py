@@ -192,6 +192,11 @@ def cmd_identify(args: argparse.Namespace) -> int:
     fit, base = result.fit, result.base
     print(f"robot {config.name}: {result.n_train} training samples, {result.n_heldout} held out, method {fit.method}")
     print(f"condition number {fit.condition_number:.4g}, {base.n_base} base parameters")
+    if fit.noise_covariance is not None:
+        std = np.sqrt(np.diag(fit.noise_covariance))
+        correlation = fit.noise_covariance / np.outer(std, std)
+        print("noise the gls weights use: std per joint [N m] " + " ".join(f"{x:.4g}" for x in std))
+        print("  cross-joint correlation (largest |r|): " + f"{np.max(np.abs(correlation - np.eye(std.size))):.3f}")
     if consistency is not None:
         verdict = f"yes ({consistency.reason})" if consistency.consistent else "NO (see the warning above)"
         print(f"physically consistent: {verdict}")
@@ -263,6 +268,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
         "r2_uncentred_per_joint": floats(fit.r2_uncentred),
         "nrmse_per_joint": floats(fit.nrmse),
         "condition_number": float(fit.condition_number),
+        "noise_covariance": None if fit.noise_covariance is None else fit.noise_covariance.tolist(),
         "n_base_parameters": base.n_base,
         "physically_consistent": None if consistency is None else bool(consistency.consistent),
         "heldout_r2_per_joint": None if result.heldout is None else floats(result.heldout.r2),
@@ -331,9 +337,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_robot_argument(p)
     p.add_argument(
         "--method",
-        choices=["ols", "wls", "nominal", "sdp", "log_cholesky"],
+        choices=["ols", "wls", "gls", "nominal", "sdp", "log_cholesky"],
         default="wls",
-        help="estimator (default wls); sdp and log_cholesky keep every body physically valid",
+        help="estimator (default wls): wls weights each joint by its residual variance, gls by the full cross-joint "
+        "residual covariance (Liu et al. 2023, eq. 21-22); sdp and log_cholesky keep every body physically valid",
     )
     p.add_argument(
         "--alpha",

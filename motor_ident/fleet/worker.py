@@ -58,7 +58,7 @@ class IdentifySettings:
     """Settings of a fleet identification; their hash (with the config's) keys the store rows.
 
     Attributes:
-        method: estimator of `identify` (``wls``, ``ols``, ``nominal``, ``sdp``, ``log_cholesky``).
+        method: estimator of `identify` (``wls``, ``ols``, ``gls``, ``nominal``, ``sdp``, ``log_cholesky``).
         alpha: data weight of ``nominal``.
         joint_states_topic: bags: topic of the joint states (effort = joint torque).
     """
@@ -172,7 +172,7 @@ def chunk_statistics(recording: Recording, settings: IdentifySettings, start: in
     wall, cpu = time.perf_counter(), time.process_time()
     setup, record, _ = _load(recording, settings)
     assert record.qd is not None and record.qdd is not None
-    statistics = RegressionStatistics(setup.regressor.robot.n, setup.base.n_base)
+    statistics = RegressionStatistics(setup.regressor.robot.n, setup.base.n_base, cross=settings.method == "gls")
     for first in range(start, stop, BLOCK_SAMPLES):
         last = min(first + BLOCK_SAMPLES, stop)
         rows = setup.regressor.rows(record.q[first:last], record.qd[first:last], record.qdd[first:last])

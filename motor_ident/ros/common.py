@@ -15,7 +15,7 @@ from motor_ident.core.threads import limit_blas_threads
 from motor_ident.errors import ConfigError
 from motor_ident.io.robot_config import RobotConfig, load_robot_config
 from motor_ident.ros import shutdown
-from motor_ident.ros.lifecycle import managing
+from motor_ident.ros.lifecycle import autostart, managing
 
 # joint_states / motor_states: latest sample matters, loss is tolerable (ros2/demos convention).
 STATE_QOS = qos_profile_sensor_data
@@ -112,9 +112,10 @@ def run_node(node_class: Callable[..., Node], args: list[str] | None = None) -> 
     """``main()`` body of a node: init, spin until SIGINT / SIGTERM, clean shutdown, exit code 0.
 
     A managed node (`motor_ident.ros.lifecycle`) starts unconfigured: launch's ``LifecycleNode``
-    actions, ``motor-ident run`` or the robot's lifecycle manager configure and activate it through
-    its lifecycle services. An exception in one of its callbacks sends its safe output and leaves
-    it unconfigured (`ManagedNode.fail`); the process goes on.
+    actions, ``motor-ident run`` or the robot's lifecycle manager configure and activate it
+    through its lifecycle services, or it does so itself with ``-p autostart:=true``. An
+    exception in one of its callbacks sends its safe output and leaves it unconfigured
+    (`ManagedNode.fail`); the process goes on.
 
     Stopping (`motor_ident.ros.shutdown`): a signal while the node starts abandons the start and
     the process exits 0; while it runs, SIGINT or SIGTERM is recorded (a Python handler; rclpy's
@@ -156,6 +157,7 @@ def run_node(node_class: Callable[..., Node], args: list[str] | None = None) -> 
         limit_blas_threads()  # pools of libraries the node loaded while starting (cvxpy's solvers)
         executor = make_executor(NODE_EXECUTOR)
         executor.add_node(node)
+        autostart(node)  # a managed node started on its own with autostart:=true
         stop.running()
         while rclpy.ok() and not stop.requests:
             try:

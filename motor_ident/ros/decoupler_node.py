@@ -14,8 +14,11 @@ For every configured coupling group (and one motor per uncoupled joint), with T 
   in the transmission's motor order, e.g. for ``pwm_feedforward`` with ``command_space: motor``).
 
 Motor-side quantities are at the gearbox outputs. The motor order is the read-only parameter
-``motor_names``. A bad message (missing name, wrong length, NaN) is dropped, counted and reported
-in /diagnostics; the node never publishes a non-finite value.
+``motor_names``. A bad message (missing name, wrong length, NaN, a damaged buffer) is dropped,
+counted and reported in /diagnostics; the node never publishes a non-finite value.
+
+Every input sits on the 1 kHz path, so messages are read and written as serialized bytes
+(`motor_ident.ros.wire`): the republished states carry the input's stamp and an empty frame id.
 """
 
 from __future__ import annotations
@@ -30,19 +33,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, load_robot, run_node, steady_timer
-from motor_ident.ros.conversions import (
-    OK,
-    WARN,
-    InputDrops,
-    JointIndex,
-    array_values,
-    joint_state_arrays,
-    make_array,
-    make_joint_state,
-    make_status,
-    stamp_to_seconds,
-)
+from motor_ident.ros.conversions import OK, WARN, InputDrops, make_status
 from motor_ident.ros.parameters import declare_settings
+from motor_ident.ros.wire import Float64ArrayReader, Float64ArrayWriter, JointStateReader, JointStateWriter
 from motor_ident.scenario.nodes import DecouplerSettings
 
 FIELDS = ("position", "velocity", "effort")
@@ -68,8 +61,12 @@ class DecouplerNode(Node):
                 lambda qd: tr.joint_velocity(tr.motor_velocity_from_rotor(qd)),
                 lambda tau: tr.joint_torque(np.asarray(tau) * tr.gear_ratio),
             )
-        self.joint_index = JointIndex(self.transmission.joints)
-        self.motor_index = JointIndex(self.transmission.motors)
+        self.joint_reader = JointStateReader(tr.joints, FIELDS)
+        self.motor_reader = JointStateReader(tr.motors, FIELDS)
+        self.motor_state_out = JointStateWriter(tr.motors)
+        self.joint_state_out = JointStateWriter(tr.joints)
+        self.command_reader = Float64ArrayReader(tr.n)
+        self.command_out = Float64ArrayWriter(len(tr.motors))
         self.counts = {"joint_states": 0, "motor_states": 0, "joint_commands": 0}
         self.drops = InputDrops(tuple(self.counts), self.get_logger())
         self.last_problem = ""
@@ -78,9 +75,11 @@ class DecouplerNode(Node):
         self.joint_state_pub = self.create_publisher(JointState, "~/joint_states", STATE_QOS)
         self.command_pub = self.create_publisher(Float64MultiArray, "~/motor_commands", COMMAND_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.create_subscription(JointState, "joint_states", self._on_joint_states, STATE_QOS)
-        self.create_subscription(JointState, "motor_states", self._on_motor_states, STATE_QOS)
-        self.create_subscription(Float64MultiArray, settings.joint_commands_topic, self._on_joint_commands, COMMAND_QOS)
+        self.create_subscription(JointState, "joint_states", self._on_joint_states, STATE_QOS, raw=True)
+        self.create_subscription(JointState, "motor_states", self._on_motor_states, STATE_QOS, raw=True)
+        self.create_subscription(
+            Float64MultiArray, settings.joint_commands_topic, self._on_joint_commands, COMMAND_QOS, raw=True
+        )
         steady_timer(self, settings.diagnostics_period, self._diagnostics)  # on in a stopped /clock too
 
     @property
@@ -92,42 +91,41 @@ class DecouplerNode(Node):
         self.drops.add(what, reason)
         self.last_problem = self.drops.last
 
-    def _on_joint_states(self, msg: JointState) -> None:
-        self._relay(
-            msg, "joint_states", self.joint_index, self.to_motor, self.transmission.motors, self.motor_state_pub
-        )
+    def _on_joint_states(self, data: bytes) -> None:
+        self._relay(data, "joint_states", self.joint_reader, self.to_motor, self.motor_state_out, self.motor_state_pub)
 
-    def _on_motor_states(self, msg: JointState) -> None:
-        self._relay(
-            msg, "motor_states", self.motor_index, self.to_joint, self.transmission.joints, self.joint_state_pub
-        )
+    def _on_motor_states(self, data: bytes) -> None:
+        self._relay(data, "motor_states", self.motor_reader, self.to_joint, self.joint_state_out, self.joint_state_pub)
 
     def _relay(
         self,
-        msg: JointState,
+        data: bytes,
         what: str,
-        index: JointIndex,
+        reader: JointStateReader,
         maps: tuple[ArrayMap, ArrayMap, ArrayMap],
-        out_names: tuple[str, ...],
+        out: JointStateWriter,
         publisher: Publisher,
     ) -> None:
-        """Position, velocity and effort of ``msg`` through ``maps``, republished under ``out_names``."""
-        arrays, reason = joint_state_arrays(msg, index, FIELDS)
-        if not arrays:
+        """Position, velocity and effort of a serialized state through ``maps``, republished."""
+        reason = reader.read(data)
+        if reason:
             self._drop(what, reason)
             return
-        converted = [convert(values) for convert, values in zip(maps, arrays, strict=True)]
-        out = make_joint_state(out_names, stamp_to_seconds(msg.header.stamp), *converted)
-        out.header = msg.header
-        publisher.publish(out)
+        position, velocity, effort = reader.values
+        out.position[:] = maps[0](position)
+        out.velocity[:] = maps[1](velocity)
+        out.effort[:] = maps[2](effort)
+        out.set_stamp(reader.sec, reader.nanosec)
+        publisher.publish(out.serialized())
         self.counts[what] += 1
 
-    def _on_joint_commands(self, msg: Float64MultiArray) -> None:
-        values, reason = array_values(msg, self.transmission.n)
-        if values is None:
+    def _on_joint_commands(self, data: bytes) -> None:
+        reason = self.command_reader.read(data)
+        if reason:
             self._drop("joint_commands", reason)
             return
-        self.command_pub.publish(make_array(self.transmission.motor_torque(values)))
+        self.command_out.data[:] = self.transmission.motor_torque(self.command_reader.values)
+        self.command_pub.publish(self.command_out.serialized())
         self.counts["joint_commands"] += 1
 
     def _diagnostics(self) -> None:

@@ -60,8 +60,6 @@ from motor_ident.ros.conversions import (
     DropCounter,
     JointIndex,
     array_values,
-    joint_state_arrays,
-    make_array,
     make_status,
     publisher_warning,
     seconds_to_stamp,
@@ -69,6 +67,7 @@ from motor_ident.ros.conversions import (
     stamp_to_seconds,
 )
 from motor_ident.ros.lifecycle import ManagedNode
+from motor_ident.ros.wire import Float64ArrayWriter, JointStateReader
 from motor_ident.scenario.nodes import FeedforwardSettings
 from motor_ident.schema import per_joint
 
@@ -105,7 +104,8 @@ class FeedforwardNode(ManagedNode):
         self.index = JointIndex(config.joints)
         self.reference = ReferenceBuffer(n)
         self.previous = np.zeros(n)
-        self.last_q: np.ndarray | None = None
+        self.last_q: np.ndarray | None = None  # the last accepted state's positions (a copy)
+        self._last_q = np.zeros(n)
         self.last_state_time: float | None = None
         self.last_state_wall = time.monotonic()
         self.mode = "waiting for joint_states"
@@ -113,7 +113,10 @@ class FeedforwardNode(ManagedNode):
         self.nonfinite_commands = 0
         self.drops = DropCounter("joint_states sample", self.get_logger())
         self.tracking_error = np.zeros(n)
-        self.command_msg = Float64MultiArray()  # reused: one message object for every command
+        # the 1 kHz path reads and writes serialized messages (motor_ident.ros.wire)
+        self.state_reader = JointStateReader(config.joints, ("position", "velocity"))
+        self.command_out = Float64ArrayWriter(n)
+        self.error_out = Float64ArrayWriter(n)
 
         self.error_pub = self.create_publisher(Float64MultiArray, "~/tracking_error", 10)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
@@ -137,7 +140,7 @@ class FeedforwardNode(ManagedNode):
             self.mode = "waiting for a reference"
             return
         self.last_state_time, self.last_state_wall = None, time.monotonic()
-        self.state_sub = self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
+        self.state_sub = self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS, raw=True)
         steady_timer(self, self.state_timeout / 2.0, self._watchdog)
 
     def safe_output(self) -> None:
@@ -152,8 +155,8 @@ class FeedforwardNode(ManagedNode):
         tau = self._safe(self.last_q) if self.last_q is not None else np.zeros_like(self.previous)
         limit = self.law.config.effort_limit
         self.previous = np.clip(np.where(np.isfinite(tau), tau, 0.0), -limit, limit)
-        self.command_msg.data = self.previous.tolist()
-        self.cmd_pub.publish(self.command_msg)
+        self.command_out.data[:] = self.previous
+        self.cmd_pub.publish(self.command_out.serialized())
         self.commands_published += 1
 
     @property
@@ -240,12 +243,13 @@ class FeedforwardNode(ManagedNode):
         """joint_states messages dropped so far (every reason)."""
         return self.drops.total
 
-    def _on_state(self, msg: JointState) -> None:
-        arrays, reason = joint_state_arrays(msg, self.index, ("position", "velocity"))
-        if not arrays:
+    def _on_state(self, data: bytes) -> None:
+        """A serialized joint state: answered with one command (the 1 kHz path)."""
+        reason = self.state_reader.read(data)
+        if reason:
             self.drops.add(reason)
             return
-        t = stamp_to_seconds(msg.header.stamp)
+        t = self.state_reader.stamp
         reason = self.stamps.accept(t)
         if reason:
             self.drops.add(reason)  # no command: the robot's own state of this instant was answered
@@ -257,9 +261,10 @@ class FeedforwardNode(ManagedNode):
                 throttle_duration_sec=2.0,
             )
             self.last_state_time = None
-        q, qd = arrays
+        q, qd = self.state_reader.values  # views, overwritten by the next read
         dt = 0.001 if self.last_state_time is None else t - self.last_state_time
-        self.last_state_time, self.last_state_wall, self.last_q = t, time.monotonic(), q
+        np.copyto(self._last_q, q)
+        self.last_state_time, self.last_state_wall, self.last_q = t, time.monotonic(), self._last_q
         ref = self.reference.sample(t)
         if ref is None:
             self.mode = "reference stale or missing: safe output"
@@ -270,7 +275,8 @@ class FeedforwardNode(ManagedNode):
         self._send(self.law.command(q, qd, q_ref, qd_ref, qdd_ref, dt), dt)
         if self.commands_published % TRACKING_ERROR_EVERY == 0:  # monitoring after the command
             np.subtract(q_ref, q, out=self.tracking_error)
-            self.error_pub.publish(make_array(self.tracking_error))
+            self.error_out.data[:] = self.tracking_error
+            self.error_pub.publish(self.error_out.serialized())
 
     def _safe(self, q: np.ndarray) -> np.ndarray:
         if self.law.config.safe_mode == "gravity":
@@ -281,9 +287,9 @@ class FeedforwardNode(ManagedNode):
         if not np.isfinite(tau).all():
             self.nonfinite_commands += 1
             tau = self._safe(self.last_q) if self.last_q is not None else np.zeros_like(tau)
-        self.previous = saturate(tau, self.previous, self.law.config, dt)
-        self.command_msg.data = self.previous.tolist()
-        self.cmd_pub.publish(self.command_msg)
+        saturate(tau, self.previous, self.law.config, dt, out=self.command_out.data)
+        np.copyto(self.previous, self.command_out.data)
+        self.cmd_pub.publish(self.command_out.serialized())
         self.commands_published += 1
 
     # -- joint_trajectory output -----------------------------------------------------------------

@@ -20,6 +20,7 @@ nothing else — what DDS and rclpy cost without any of motor_ident's work.
 from __future__ import annotations
 
 import multiprocessing
+import struct
 import time
 from multiprocessing.connection import Connection
 from typing import Any, Literal
@@ -39,13 +40,34 @@ DISCOVERY_TIMEOUT_S = 15.0  # the robot's process discovers the node's, which ma
 LATE_TICK_S = 0.0015  # a 1 kHz tick later than this counts as a missed cycle
 
 
+MeasuredNode = Literal["feedforward", "echo", "pwm_feedforward", "decoupler"]
+OUTPUT: dict[str, tuple[str, type, Any]] = {
+    "feedforward": ("effort_controller/commands", Float64MultiArray, COMMAND_QOS),
+    "echo": ("effort_controller/commands", Float64MultiArray, COMMAND_QOS),
+    "pwm_feedforward": ("pwm_controller/commands", Float64MultiArray, COMMAND_QOS),
+    "decoupler": ("decoupler/motor_states", JointState, STATE_QOS),
+}
+"""What each measured node answers a state on. A command array names the state it answers by its
+``layout.data_offset`` (the measured node copies the state's sequence number there), a
+republished state by its stamp; each with the QoS the node publishes it with."""
+
+
 class _BenchRobot(Node):
-    def __init__(self, joints: tuple[str, ...], q: np.ndarray, **kwargs: Any) -> None:
+    def __init__(self, joints: tuple[str, ...], q: np.ndarray, node: MeasuredNode, **kwargs: Any) -> None:
         super().__init__("bench_robot", **kwargs)
         self.joints, self.q = joints, q
         self.pub = self.create_publisher(JointState, "joint_states", STATE_QOS)
-        self.create_subscription(Float64MultiArray, "effort_controller/commands", self._on_command, COMMAND_QOS)
+        # pwm_feedforward answers the desired torques that come with each state
+        self.desired_pub = (
+            self.create_publisher(Float64MultiArray, "effort_controller/commands", COMMAND_QOS)
+            if node == "pwm_feedforward"
+            else None
+        )
+        self.desired = Float64MultiArray(data=[0.0] * len(joints))
+        topic, msg_type, qos = OUTPUT[node]
+        self.create_subscription(msg_type, topic, self._on_answer, qos)
         self.sent: dict[int, float] = {}
+        self.seq_of_stamp: dict[tuple[int, int], int] = {}
         self.seq = 0
         self.latencies: list[float] = []
         self.ticks: list[float] = []
@@ -59,10 +81,18 @@ class _BenchRobot(Node):
         msg = make_joint_state(self.joints, t, self.q, np.zeros_like(self.q), np.zeros_like(self.q))
         msg.header.frame_id = str(self.seq)
         self.sent[self.seq] = now
+        self.seq_of_stamp[(msg.header.stamp.sec, msg.header.stamp.nanosec)] = self.seq
         self.pub.publish(msg)
+        if self.desired_pub is not None:
+            self.desired.layout.data_offset = self.seq
+            self.desired_pub.publish(self.desired)
 
-    def _on_command(self, msg: Float64MultiArray) -> None:
-        sent = self.sent.pop(msg.layout.data_offset, None)
+    def _on_answer(self, msg: Float64MultiArray | JointState) -> None:
+        if isinstance(msg, JointState):
+            seq = self.seq_of_stamp.pop((msg.header.stamp.sec, msg.header.stamp.nanosec), -1)
+        else:
+            seq = msg.layout.data_offset
+        sent = self.sent.pop(seq, None)
         if sent is not None:
             self.latencies.append(time.perf_counter() - sent)
 
@@ -71,6 +101,7 @@ class _BenchRobot(Node):
         self.latencies.clear()
         self.ticks.clear()
         self.sent.clear()
+        self.seq_of_stamp.clear()
 
     def figures(self, wall: float) -> dict[str, Any]:
         """Latency percentiles [ms] and missed cycles since `restart`, over ``wall`` seconds."""
@@ -90,28 +121,63 @@ class _BenchRobot(Node):
         }
 
 
+def _frame_id_number(data: bytes) -> int:
+    """The sequence number a bench state carries as its frame id, read from its CDR bytes (the
+    frame id follows the 4-byte header and the 8-byte stamp)."""
+    (length,) = struct.unpack_from("<I", data, 12)
+    text = data[16 : 16 + length - 1]
+    return int(text) if text.isdigit() else 0
+
+
 def _timed_feedforward(**kwargs: Any) -> Any:
     """The real `FeedforwardNode`, copying each state's sequence number into the command it answers with."""
     from motor_ident.ros.feedforward_node import FeedforwardNode
-    from motor_ident.ros.lifecycle import start
 
     class TimedFeedforward(FeedforwardNode):
-        def build(self) -> None:
-            super().build()
-            self.seq = 0
-            publish = self.cmd_pub.publish
+        def _on_state(self, data: bytes) -> None:
+            self.command_out.set_data_offset(_frame_id_number(data))
+            super()._on_state(data)
 
-            def tagged(msg: Float64MultiArray) -> None:
-                msg.layout.data_offset = self.seq
-                publish(msg)
+    return TimedFeedforward(**kwargs)
 
-            self.cmd_pub.publish = tagged  # type: ignore[method-assign]
 
-        def _on_state(self, msg: JointState) -> None:
-            self.seq = int(msg.header.frame_id or 0)
-            super()._on_state(msg)
+def _timed_pwm_feedforward(**kwargs: Any) -> Any:
+    """The real `PwmFeedforwardNode`, copying each desired torque's sequence number (its
+    ``layout.data_offset``, after the empty ``dim`` sequence) into the duty cycles it answers with."""
+    from motor_ident.ros.pwm_feedforward_node import PwmFeedforwardNode
 
-    return start(TimedFeedforward(**kwargs))  # configured and active, as launch starts it
+    class TimedPwmFeedforward(PwmFeedforwardNode):
+        def _on_desired(self, data: bytes) -> None:
+            self.duty_out.set_data_offset(struct.unpack_from("<I", data, 8)[0])
+            super()._on_desired(data)
+
+    return TimedPwmFeedforward(**kwargs)
+
+
+def _measured_node(node: MeasuredNode, robot: str, seconds: float, context: Any) -> tuple[Any, tuple[str, ...]]:
+    """The node to measure, ready to answer states (a managed node configured and active, as launch
+    starts it), and the joint names the stand-in robot must publish."""
+    from motor_ident.ros.lifecycle import start
+
+    overrides = [Parameter("robot", value=robot)]
+    if node == "echo":
+        echo = _EchoNode(load_robot(robot).joints, context=context)
+        return echo, echo.joints
+    if node == "decoupler":
+        from motor_ident.ros.decoupler_node import DecouplerNode
+
+        decoupler = DecouplerNode(context=context, parameter_overrides=overrides)
+        return decoupler, decoupler.transmission.joints
+    if node == "pwm_feedforward":
+        pwm = start(_timed_pwm_feedforward(context=context, parameter_overrides=overrides))
+        return pwm, pwm.transmission.joints
+    ff = start(_timed_feedforward(context=context, parameter_overrides=overrides))  # configured, active
+    n = len(ff.joints)
+    now = ff.get_clock().now().nanoseconds * 1e-9
+    t = np.array([now - 1.0, now + seconds + 30.0])
+    q = np.full(n, 0.1)
+    ff.reference.set(t, np.stack([q, q]), np.zeros((2, n)), np.zeros((2, n)))
+    return ff, ff.joints
 
 
 class _EchoNode(Node):
@@ -131,6 +197,46 @@ class _EchoNode(Node):
         self.pub.publish(self.command)
 
 
+BackgroundKind = Literal["cpu", "alloc"]
+
+
+def _busy(kind: BackgroundKind) -> None:
+    """A background process's work until terminated: a CPU-bound loop, or one that also
+    allocates and frees memory (the allocator and caches under pressure)."""
+    if kind == "alloc":
+        while True:
+            blocks = [bytearray(4096) for _ in range(256)]  # 1 MB in 4 kB blocks, freed each round
+            del blocks
+    x = 0
+    while True:
+        x = (x * 1103515245 + 12345) & 0x7FFFFFFF
+
+
+class BackgroundLoad:
+    """``count`` busy processes of a ``kind`` for the duration of a ``with`` block: the other work
+    a robot computer runs beside the control path (perception, logging). They use no DDS and are
+    terminated on exit."""
+
+    def __init__(self, count: int, kind: BackgroundKind = "cpu") -> None:
+        self.count, self.kind = int(count), kind
+        self._processes: list[Any] = []
+
+    def __enter__(self) -> BackgroundLoad:
+        mp = multiprocessing.get_context("spawn")
+        for _ in range(self.count):
+            process = mp.Process(target=_busy, args=(self.kind,), daemon=True)
+            process.start()
+            self._processes.append(process)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for process in self._processes:
+            process.terminate()
+        for process in self._processes:
+            process.join(timeout=10.0)
+        self._processes.clear()
+
+
 def _spin_for(executor: Any, seconds: float) -> None:
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
@@ -146,13 +252,15 @@ def _warm_up(executor: Any, robot: _BenchRobot) -> None:
     robot.restart()
 
 
-def _robot_process(joints: tuple[str, ...], q: np.ndarray, seconds: float, conn: Connection) -> None:
+def _robot_process(
+    joints: tuple[str, ...], q: np.ndarray, node: MeasuredNode, seconds: float, conn: Connection
+) -> None:
     """The stand-in robot's process: warm up, tell the parent, measure, send the figures back."""
     import rclpy
 
     context = rclpy.Context()
     rclpy.init(context=context)
-    robot = _BenchRobot(joints, q, context=context)
+    robot = _BenchRobot(joints, q, node, context=context)
     executor = make_executor("events", context)
     executor.add_node(robot)
     try:
@@ -173,16 +281,19 @@ def measure_feedforward_latency(
     *,
     same_process: bool = False,
     executor: ExecutorKind = NODE_EXECUTOR,
-    node: Literal["feedforward", "echo"] = "feedforward",
+    node: MeasuredNode = "feedforward",
 ) -> dict[str, Any]:
-    """Run the feedforward node (or the bare echo, ``node="echo"``) against a 1 kHz state stream
-    for ``seconds``; return the figures.
+    """Run the feedforward node (or the bare echo, ``node="echo"``, or another node on the 1 kHz
+    path: ``pwm_feedforward``, ``decoupler``) against a 1 kHz state stream for ``seconds``; return
+    the figures. ``robot``: the robot config the node and the stand-in robot use.
 
     ``executor``: what spins the measured node (a ``spin_once`` loop, as in `run_node`); the
     stand-in robot always spins rclpy's EventsExecutor.
 
     Keys: ``latency_p50_ms``, ``latency_p99_ms``, ``latency_max_ms``, ``missed_cycles`` (late
-    timer ticks + unanswered states), ``cpu_share`` (of one core, feedforward process),
+    timer ticks + unanswered states), ``cpu_share`` (of one core, the measured node's process),
+    ``cpu_us_per_message`` (that process's CPU time over the run per answered state [us]; with
+    ``same_process`` it includes the stand-in robot's work),
     ``nonfinite_commands``, ``cycles``, ``expected_cycles``, ``robot_process``, ``executor``, ``node``.
     """
     import rclpy
@@ -197,22 +308,13 @@ def measure_feedforward_latency(
     spinner = None
     child = None
     try:
-        if node == "echo":
-            ff = _EchoNode(load_robot(robot).joints, context=context)
-            nodes.append(ff)
-            q = np.full(len(ff.joints), 0.1)
-        else:
-            ff = _timed_feedforward(context=context, parameter_overrides=[Parameter("robot", value=robot)])
-            nodes.append(ff)
-            n = len(ff.joints)
-            q = np.full(n, 0.1)
-            now = ff.get_clock().now().nanoseconds * 1e-9
-            t = np.array([now - 1.0, now + seconds + 30.0])
-            ff.reference.set(t, np.stack([q, q]), np.zeros((2, n)), np.zeros((2, n)))
+        ff, joints = _measured_node(node, robot, seconds, context)
+        nodes.append(ff)
+        q = np.full(len(joints), 0.1)
         spinner = make_executor(executor, context)
         spinner.add_node(ff)
         if same_process:
-            bench = _BenchRobot(ff.joints, q, context=context)
+            bench = _BenchRobot(joints, q, node, context=context)
             nodes.append(bench)
             spinner.add_node(bench)
             _warm_up(spinner, bench)
@@ -223,7 +325,7 @@ def measure_feedforward_latency(
         else:
             mp = multiprocessing.get_context("spawn")
             parent_conn, child_conn = mp.Pipe()
-            process = mp.Process(target=_robot_process, args=(ff.joints, q, seconds, child_conn), daemon=True)
+            process = mp.Process(target=_robot_process, args=(joints, q, node, seconds, child_conn), daemon=True)
             process.start()
             child = process  # joined on the way out only once started
             deadline = time.perf_counter() + WARMUP_S + DISCOVERY_TIMEOUT_S + seconds + 60.0
@@ -238,11 +340,14 @@ def measure_feedforward_latency(
             if not parent_conn.poll():
                 raise RuntimeError("the stand-in robot process did not report")
             figures = parent_conn.recv()
+        cpu = time.process_time() - cpu0
+        answered = max(figures["cycles"] - figures["unanswered_states"], 1)
         return {
             "seconds": seconds,
             **figures,
-            "cpu_share": (time.process_time() - cpu0) / wall,
-            "nonfinite_commands": int(ff.nonfinite_commands),
+            "cpu_share": cpu / wall,
+            "cpu_us_per_message": 1e6 * cpu / answered,
+            "nonfinite_commands": int(getattr(ff, "nonfinite_commands", 0)),
             "robot_process": "same" if same_process else "separate",
             "executor": executor,
             "node": node,

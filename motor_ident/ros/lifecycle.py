@@ -14,6 +14,11 @@ decoupler and the recorder stay plain nodes. A `ManagedNode` implements three ho
 - `safe_output` (deactivate, after those are destroyed; shutdown while active; error processing):
   the configured safe output, published once.
 
+A managed node waits unconfigured, as any lifecycle node does, unless its ``autostart`` parameter
+is true (`AUTOSTART`: for a node started on its own, ``ros2 run`` or its entry point, with no
+lifecycle manager): `run_node` then configures and activates it once it is up. Launch files and
+``motor-ident run`` drive the transitions themselves and leave the parameter false.
+
 Cleanup destroys what `build` made; the parameters stay declared, and those that are read-only
 while configured can be set while unconfigured and apply at the next configure. An exception in a
 transition goes to error processing (safe output, everything built destroyed: unconfigured). An
@@ -28,6 +33,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.duration import Duration
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 
@@ -35,6 +41,8 @@ from motor_ident.errors import ConfigError, MotorIdentError
 from motor_ident.ros.parameters import declare_settings
 
 T = TypeVar("T")
+AUTOSTART = "autostart"
+"""Read-only bool parameter of every managed node (default false): configure and activate at start."""
 ACK_WAIT_S = 0.5
 """[s] a stopping process waits at most for its safe output to be acknowledged (reliable subscribers)."""
 
@@ -55,6 +63,15 @@ class ManagedNode(LifecycleNode):
 
     def __init__(self, node_name: str, **kwargs: Any) -> None:
         super().__init__(node_name, **kwargs)
+        self.declare_parameter(
+            AUTOSTART,
+            False,
+            ParameterDescriptor(
+                description="configure and activate at start, for a node started on its own (ros2 run, its "
+                "entry point) without a lifecycle manager; launch files and motor-ident run leave it false",
+                read_only=True,
+            ),
+        )
         self.configure_error: MotorIdentError | None = None
         self.configured = False
         self.commanding = False
@@ -219,6 +236,17 @@ def activate(node: Any) -> Any:
     if isinstance(node, ManagedNode) and node.configured and not node.commanding:
         if node.trigger_activate() != SUCCESS:
             raise ConfigError(f"node {node.get_name()}: activate failed (see its log)")
+    return node
+
+
+def autostart(node: Any) -> Any:
+    """`start` ``node`` if it is a `ManagedNode` whose ``autostart`` parameter is true; return it.
+
+    Raises:
+        ConfigError: configure or activate failed.
+    """
+    if isinstance(node, ManagedNode) and node.get_parameter(AUTOSTART).value:
+        start(node)
     return node
 
 

@@ -58,13 +58,11 @@ from motor_ident.ros.conversions import (
     WARN,
     InputDrops,
     JointIndex,
-    array_values,
-    joint_state_arrays,
-    make_array,
     make_status,
     stamp_to_seconds,
 )
 from motor_ident.ros.lifecycle import ManagedNode
+from motor_ident.ros.wire import Float64ArrayReader, Float64ArrayWriter, JointStateReader
 from motor_ident.scenario.nodes import PwmFeedforwardSettings
 
 
@@ -109,6 +107,12 @@ class PwmFeedforwardNode(ManagedNode):
             self.transmission if self.command_space == "joint" else build_transmission(self.transmission.motors)
         )
         self.joint_index = JointIndex(self.transmission.joints)
+        # the 1 kHz path reads and writes serialized messages (motor_ident.ros.wire)
+        self.state_reader = JointStateReader(self.transmission.joints, ("velocity",))
+        self.desired_reader = Float64ArrayReader(self.transmission.n)
+        self.duty_out = Float64ArrayWriter(self.transmission.n)
+        self.no_velocity = np.full(self.transmission.n, np.nan)  # NaN: no velocity terms
+        self.duty_limits = self._duty_limits()
         self.qd_motor = np.full(self.transmission.n, np.nan)
         self.last_state_time: float | None = None  # stamp of the latest joint_states [s]
         self.reference_time = np.zeros(0)
@@ -122,19 +126,22 @@ class PwmFeedforwardNode(ManagedNode):
 
         self.pwm_pub = self.create_publisher(Float64MultiArray, "pwm_controller/commands", COMMAND_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
+        self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS, raw=True)
         if settings.reference_topic:
             self.create_subscription(JointTrajectory, settings.reference_topic, self._on_reference, 10)
         steady_timer(self, settings.diagnostics_period, self._diagnostics)  # on in a stopped /clock too
 
     def start_commanding(self) -> None:
         """Activate: the desired torques are answered with duty cycles."""
-        self.create_subscription(Float64MultiArray, self.settings.command_topic, self._on_desired, COMMAND_QOS)
+        self.create_subscription(
+            Float64MultiArray, self.settings.command_topic, self._on_desired, COMMAND_QOS, raw=True
+        )
 
     def safe_output(self) -> None:
         """Deactivate: zero duty on every motor, once."""
         self.last_duty = np.zeros(self.transmission.n)
-        self.pwm_pub.publish(make_array(self.last_duty))
+        self.duty_out.data[:] = 0.0
+        self.pwm_pub.publish(self.duty_out.serialized())
         self.last_problem = "inactive: zero duty sent"
 
     def _apply(self, settings: PwmFeedforwardSettings) -> None:
@@ -142,7 +149,12 @@ class PwmFeedforwardNode(ManagedNode):
         self.settings = settings
         self.ff_config = settings.core
         self.state_timeout = settings.state_timeout
+        self.duty_limits = self._duty_limits()
         self.get_logger().info(f"now {settings.core}, state_timeout {settings.state_timeout:g} s")
+
+    def _duty_limits(self) -> NDArray[np.float64]:
+        """Per motor: the smaller of the node's and the motor's duty limit."""
+        return np.array([min(self.ff_config.duty_limit, c.motor.duty_limit) for c in self.chains])
 
     @property
     def dropped(self) -> int:
@@ -153,13 +165,14 @@ class PwmFeedforwardNode(ManagedNode):
         self.drops.add(what, reason)
         self.last_problem = self.drops.last
 
-    def _on_state(self, msg: JointState) -> None:
-        arrays, reason = joint_state_arrays(msg, self.joint_index, ("velocity",))
-        if not arrays:
+    def _on_state(self, data: bytes) -> None:
+        """A serialized joint state: the motor velocities and its stamp (the 1 kHz path)."""
+        reason = self.state_reader.read(data)
+        if reason:
             self._drop("joint_states", reason)
             return
-        self.qd_motor = self.transmission.motor_velocity(arrays[0])
-        self.last_state_time = stamp_to_seconds(msg.header.stamp)
+        self.qd_motor = self.transmission.motor_velocity(self.state_reader.values[0])
+        self.last_state_time = self.state_reader.stamp
 
     def _on_reference(self, msg: JointTrajectory) -> None:
         """Keep the reference's velocities and accelerations, in motor space (T^-1), at absolute times."""
@@ -196,14 +209,16 @@ class PwmFeedforwardNode(ManagedNode):
         x = np.array([np.interp(t, times, column) for column in samples.T]).reshape(2, -1)
         return x[0], x[1]
 
-    def _on_desired(self, msg: Float64MultiArray) -> None:
-        tau, reason = array_values(msg, self.transmission.n)
-        if tau is None:
+    def _on_desired(self, data: bytes) -> None:
+        """Serialized desired torques: answered with one duty vector (the 1 kHz path)."""
+        reason = self.desired_reader.read(data)
+        if reason:
             self._drop("desired torques", reason)
             return
+        tau = self.desired_reader.values
         now = self.get_clock().now().nanoseconds * 1e-9
         fresh = self.last_state_time is not None and now - self.last_state_time < self.state_timeout
-        qd = self.qd_motor if fresh else np.full(self.transmission.n, np.nan)  # NaN: no velocity terms
+        qd = self.qd_motor if fresh else self.no_velocity
         qdd = None
         if not fresh:
             age = "missing" if self.last_state_time is None else f"stamped {now - self.last_state_time:.3g} s ago"
@@ -211,9 +226,9 @@ class PwmFeedforwardNode(ManagedNode):
         elif (reference := self._reference_at_state()) is not None:
             qd, qdd = reference
         duty = pwm_feedforward(tau, qd, self.torque_map, self.chains, self.ff_config, qdd_motor=qdd)
-        limits = np.array([min(self.ff_config.duty_limit, c.motor.duty_limit) for c in self.chains])
-        self.saturated += int(np.any(np.abs(duty) >= limits))
-        self.pwm_pub.publish(make_array(duty))
+        self.saturated += int(np.any(np.abs(duty) >= self.duty_limits))
+        self.duty_out.data[:] = duty
+        self.pwm_pub.publish(self.duty_out.serialized())
         self.last_duty = duty
         self.published += 1
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
+from rclpy.serialization import serialize_message
 
 pytestmark = pytest.mark.ros
 
@@ -90,9 +91,9 @@ def test_pwm_feedforward_publishes_saturated_duty(dds) -> None:
     k_pwm = np.array([c.motor.k_pwm for c in node.chains])
     tau_0 = np.array([c.motor.tau_0 for c in node.chains])
     assert_allclose(out.data, (T_WAIST.T @ tau - tau_0) / k_pwm, atol=1e-12)  # no joint_states: no velocity terms
-    node._on_desired(Float64MultiArray(data=[500.0, 0.0, float("nan")]))  # NaN: dropped, nothing published
+    node._on_desired(serialize_message(Float64MultiArray(data=[500.0, 0.0, float("nan")])))  # NaN: dropped
     assert node.dropped == 1
-    node._on_desired(Float64MultiArray(data=[500.0, 0.0, 0.0]))
+    node._on_desired(serialize_message(Float64MultiArray(data=[500.0, 0.0, 0.0])))
     assert np.max(np.abs(node.last_duty)) == pytest.approx(0.5) and np.all(np.isfinite(node.last_duty))
 
 

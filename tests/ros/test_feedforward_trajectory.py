@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from rclpy.serialization import serialize_message
 
 pytestmark = pytest.mark.ros
 
@@ -64,7 +65,7 @@ def test_trajectory_efforts_equal_the_forward_command_torques(ros) -> None:
         np.testing.assert_allclose(np.asarray(point.positions)[order], q_k, rtol=1e-12)
         np.testing.assert_allclose(np.asarray(point.velocities)[order], qd_k, rtol=1e-12)
         np.testing.assert_allclose(np.asarray(point.accelerations)[order], qdd_k, rtol=1e-12)
-        forward._on_state(make_joint_state(forward.joints, t_k, q_k, qd_k, np.zeros(n)))
+        forward._on_state(serialize_message(make_joint_state(forward.joints, t_k, q_k, qd_k, np.zeros(n))))
         assert forward.mode.startswith("tracking")
         np.testing.assert_allclose(np.asarray(point.effort)[order], forward.previous, rtol=1e-9, atol=1e-12)
     assert np.abs(forward.previous).max() > 0.5  # N m: gravity and inertia, not a trivial zero

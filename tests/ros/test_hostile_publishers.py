@@ -190,7 +190,10 @@ def _robot_states(config, seconds: float, start: float = 0.001):
 @pytest.mark.ros
 def test_feedforward_answers_only_the_robot(ros) -> None:
     """Every robot state gets one finite command; no hostile message gets one or restarts the
-    clock; /diagnostics values count each reason."""
+    clock; /diagnostics values count each reason (read from the serialized messages, as the node
+    receives them)."""
+    from rclpy.serialization import serialize_message
+
     from motor_ident.io.robot_config import load_robot_config
     from motor_ident.ros.feedforward_node import FeedforwardNode
 
@@ -199,11 +202,11 @@ def test_feedforward_answers_only_the_robot(ros) -> None:
     t, q, qd, tau = _robot_states(load_robot_config(node.get_parameter("robot").value), 0.5, start=1.0)
     answered = []
     for k in range(t.size):
-        node._on_state(make_joint_state(joints, t[k], q[k], qd[k], tau[k]))
+        node._on_state(serialize_message(make_joint_state(joints, t[k], q[k], qd[k], tau[k])))
         answered.append(node.commands_published)
         command = node.previous.copy()
         kind = list(KINDS)[k % len(KINDS)]
-        node._on_state(malformed(kind, joints, t[k], q[k], qd[k], tau[k]))
+        node._on_state(serialize_message(malformed(kind, joints, t[k], q[k], qd[k], tau[k])))
         assert node.commands_published == answered[-1] and np.array_equal(node.previous, command), kind
         assert np.all(np.isfinite(command))
     assert answered == list(range(1, t.size + 1))

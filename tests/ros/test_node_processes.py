@@ -34,6 +34,9 @@ SIGNALS = {
     "double_sigint": (signal.SIGINT, signal.SIGINT),
 }
 SECOND_SIGNAL_AFTER_S = 0.005
+AUTOSTART_MODE = "sigterm"
+"""The managed nodes of this mode are started with ``-p autostart:=true`` (they configure and
+activate themselves); the others are configured and activated over their lifecycle services."""
 
 
 @dataclass(frozen=True)
@@ -201,6 +204,7 @@ def node_runs(tmp_path_factory) -> dict[tuple[str, str], NodeRun]:
                 *("--params-file", str(_namespaced_parameter_file(probe.scenario, namespace, log_dir))),
                 *("-r", f"__ns:={namespace}", "-r", f"/clock:={namespace}/clock"),  # one robot per namespace
                 *(a for p in probe.parameters for a in ("-p", p)),
+                *(("-p", "autostart:=true") if mode == AUTOSTART_MODE and is_managed(node) else ()),
             ]
             log = log_dir / f"{mode}_{node}.log"
             runs[node, mode] = NodeRun(
@@ -243,8 +247,13 @@ def node_runs(tmp_path_factory) -> dict[tuple[str, str], NodeRun]:
 
             feeders.append((run, feed))
 
-        # the managed nodes start unconfigured: configure, then activate, as launch does
-        managed = [(f"{run.namespace}/{run.node}", run.process) for run in runs.values() if is_managed(run.node)]
+        # the managed nodes start unconfigured: configure, then activate, as launch does (but those
+        # started with autostart:=true, which do it themselves)
+        managed = [
+            (f"{run.namespace}/{run.node}", run.process)
+            for run in runs.values()
+            if is_managed(run.node) and run.mode != AUTOSTART_MODE
+        ]
         for transition in ("configure", "activate"):
             change_states(prober, ros.executor, processes, managed, transition, STARTUP_TIMEOUT_S)
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
@@ -284,7 +293,8 @@ NODE_MODES = [(node, mode) for node in PROBES for mode in SIGNALS]
 def test_node_process_answers(node_runs, node: str) -> None:
     """Started from its entry point with its scenario's parameter file, the node answers over DDS:
     a simulator publishes states, the others respond to the probe's states / commands with finite
-    output for the scenario's joints."""
+    output for the scenario's joints; a managed node once activated over its lifecycle services,
+    or by itself with ``-p autostart:=true``."""
     probe = PROBES[node]
     for mode in SIGNALS:
         run = node_runs[node, mode]

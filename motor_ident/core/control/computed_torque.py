@@ -62,7 +62,9 @@ class FeedforwardConfig:
             raise ConfigError(f"safe_mode = {self.safe_mode!r}: expected 'zero' or 'gravity'")
 
 
-def saturate(tau: ArrayLike, previous: ArrayLike, config: FeedforwardConfig, dt: float) -> FloatArray:
+def saturate(
+    tau: ArrayLike, previous: ArrayLike, config: FeedforwardConfig, dt: float, out: FloatArray | None = None
+) -> FloatArray:
     """Clip a command to the effort and rate limits; non-finite entries become the previous value.
 
     Args:
@@ -70,10 +72,15 @@ def saturate(tau: ArrayLike, previous: ArrayLike, config: FeedforwardConfig, dt:
         previous: last command sent (n,) [N m] (finite).
         config: limits.
         dt: time since the last command [s] (rate limit spans ``rate_limit * dt``).
+        out: where to write the result (n,), not ``previous`` (a new array when None).
     """
     tau = np.asarray(tau, dtype=float)
     prev = np.asarray(previous, dtype=float)
-    out = np.where(np.isfinite(tau), tau, prev)
+    if out is None:
+        out = np.where(np.isfinite(tau), tau, prev)
+    else:
+        np.copyto(out, tau)
+        np.copyto(out, prev, where=~np.isfinite(tau))
     if dt > 0.0:
         step = config.rate_limit * dt
     else:  # no time passed: only unlimited joints may move (inf * 0 would be NaN)

@@ -211,13 +211,19 @@ class ResidualModel:
             return RBFInterpolator(zx, zy, kernel="thin_plate_spline", smoothing=cfg.rbf_smoothing)
         from gmr import GMM  # here: gmr (scikit-learn) costs ~1.3 s at import (measured, idle)
 
+        samples = np.column_stack([zx, zy])
         if isinstance(previous, GaussianMixtureRegression):
             priors, means, covariances = (np.array(x, copy=True) for x in previous.mixture)
-            gmm = GMM(cfg.n_components, priors, means, covariances, random_state=np.random.RandomState(cfg.seed))
-        else:
-            gmm = GMM(n_components=cfg.n_components, random_state=np.random.RandomState(cfg.seed))
+            warm = GMM(cfg.n_components, priors, means, covariances, random_state=np.random.RandomState(cfg.seed))
+            try:
+                with _single_blas_thread():
+                    warm.from_samples(samples, init_params="kmeans++", oracle_approximating_shrinkage=True)
+                return GaussianMixtureRegression(warm.priors, warm.means, warm.covariances)
+            except (ValueError, np.linalg.LinAlgError):
+                pass  # a warm-started component lost all its samples (EM divides by zero): start afresh
+        gmm = GMM(n_components=cfg.n_components, random_state=np.random.RandomState(cfg.seed))
         with _single_blas_thread():
-            gmm.from_samples(np.column_stack([zx, zy]), init_params="kmeans++", oracle_approximating_shrinkage=True)
+            gmm.from_samples(samples, init_params="kmeans++", oracle_approximating_shrinkage=True)
         return GaussianMixtureRegression(gmm.priors, gmm.means, gmm.covariances)
 
     def predict(self, features: ArrayLike) -> FloatArray:

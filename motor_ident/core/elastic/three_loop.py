@@ -129,6 +129,7 @@ def identify_three_loop(
     delta_rate: ArrayLike,
     residual: ResidualConfig | None = None,
     iterations: int = 3,
+    method: Method | str = Method.WLS,
 ) -> ThreeLoopModel:
     """Loops 2 and 3 on an excitation record, with loop 1's friction given (module docstring).
 
@@ -146,6 +147,8 @@ def identify_three_loop(
         delta, delta_rate: deformation [rad] and its rate [rad/s] from the two encoders (N, n).
         residual: loop 3 settings (GMR by default).
         iterations: passes of loops 2 and 3 (>= 1).
+        method: loop 2's estimator, ``wls`` (per-joint variances, Liu et al. 2023, eq. 19-21) or
+            ``gls`` (full cross-joint covariance, eq. 21-22), or any other of `identify`.
 
     Raises:
         ConfigError: wrong number of friction fits or iterations.
@@ -166,7 +169,7 @@ def identify_three_loop(
     tau_u = np.zeros_like(tau)
     model: ResidualModel | None = None
     for _ in range(iterations):
-        link = identify(regressor, q, qd, qdd, tau - tau_f - tau_u, method=Method.WLS, base=base)
+        link = identify(regressor, q, qd, qdd, tau - tau_f - tau_u, method=method, base=base)
         rigid = tau_f + Y @ link.fit.theta
         model = ResidualModel.fit(features, tau - rigid, residual, warm_start=model)
         tau_u = model.predict(features)

@@ -36,6 +36,7 @@ class Method(str, Enum):
 
     OLS = "ols"
     WLS = "wls"
+    GLS = "gls"
     NOMINAL = "nominal"
     SDP = "sdp"
     LOG_CHOLESKY = "log_cholesky"
@@ -104,7 +105,8 @@ def identify(
         regressor: the full regressor of the robot.
         q, qd, qdd: joint positions, velocities, accelerations, each shape (N, n).
         tau: measured joint torques, shape (N, n) [N m].
-        method: ``ols``, ``wls``, ``nominal`` (pulled toward ``theta_nominal`` with ``alpha``), or
+        method: ``ols``, ``wls``, ``gls`` (full cross-joint noise covariance from the OLS
+            residuals, `RegressionStatistics.gls`), ``nominal`` (pulled toward ``theta_nominal`` with ``alpha``), or
             physically consistent weighted least squares (every body's pseudo-inertia PSD,
             friction with its sign; `motor_ident.core.estimation.consistency`) solved as an SDP (``sdp``)
             or by log-Cholesky least squares (``log_cholesky``). Their reported covariance is
@@ -148,7 +150,7 @@ def identify(
     base = structural_base_parameters(regressor) if base is None else base
     if n_train * n < 2 * base.n_base:
         raise DataError(f"{n_train} training samples are too few for {base.n_base} base parameters")
-    train = RegressionStatistics(n, base.n_base)
+    train = RegressionStatistics(n, base.n_base, cross=method is Method.GLS)
     heldout_stats = RegressionStatistics(n, base.n_base)
     buffer = np.zeros((min(chunk_size, N), n, regressor.n_parameters))
     keep = n_train * n * base.n_base * 8 <= CACHE_BYTES
@@ -220,6 +222,8 @@ def fit_statistics(
         fit = train.ols()
     elif method is Method.WLS:
         fit = train.wls()
+    elif method is Method.GLS:
+        fit = train.gls()
     elif method is Method.NOMINAL:
         fit = train.pulled_to_nominal(base.to_base(theta_ref), alpha)
     else:
@@ -235,7 +239,7 @@ def fit_statistics(
         fit = replace(fit, theta=consistent.theta_data, method=method.value, **asdict(consistent.metrics))
         theta_ref = consistent.theta
     consistency = None
-    if check_consistency and method in (Method.OLS, Method.WLS, Method.NOMINAL):
+    if check_consistency and method in (Method.OLS, Method.WLS, Method.GLS, Method.NOMINAL):
         checker = ConsistencyChecker(physical_constraints(regressor), base, theta_ref)
         consistency = checker.check_within_noise(fit.theta, train, fit.sigma)
     return Identification(

@@ -6,6 +6,12 @@ and measured torques ``tau`` of shape (N, n). Estimators:
 - `ols`: ordinary least squares (Kolathaya et al. 2016, eq. 102, Szabó & Szádeczky-Kardoss 2021, eq. 17).
 - `wls`: weighted least squares with per-joint noise variances, estimated from the OLS
   residuals when not given (Szabó & Szádeczky-Kardoss 2021, eq. 18-19, Liu et al. 2023, eq. 19-21).
+- `gls`: generalised least squares with the full n x n covariance of the joint torque noise at one
+  sample (per-joint variances and the cross-joint covariances), estimated from the OLS residuals
+  when not given (Liu et al. 2023, eq. 21-22). The noise is taken as independent from sample to
+  sample with the same covariance at every sample: the block-diagonal Omega of eq. 22 with
+  identical n x n blocks. It needs the cross-joint statistics (``RegressionStatistics(...,
+  cross=True)``).
 - `pulled_to_nominal`: least squares pulled toward a nominal theta_0 with weight alpha (Kolathaya et al. 2016,
   eq. 105-107). Eq. 105 is printed with plain norms, but its stated solution eq. 106-107 stacks
   ``[alpha Y; (1 - alpha) I]``, which minimises the squared form
@@ -22,7 +28,7 @@ here, and the condition number is reported so a caller can refuse a poor one).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.linalg
@@ -47,8 +53,10 @@ class Fit:
         r2_uncentred: Kolathaya et al. 2016, eq. 104, 1 - e'e / U'U per joint, shape (n,).
         nrmse: RMS residual over the range of the measurement per joint, shape (n,).
         rmse: RMS residual per joint, shape (n,) [N m].
-        method: ``ols``, ``wls`` or ``nominal``.
+        method: ``ols``, ``wls``, ``gls`` or ``nominal``.
         n_samples: N.
+        noise_covariance: the n x n noise covariance ``gls`` weighted with [N^2 m^2] (None for
+            the other estimators).
     """
 
     theta: FloatArray
@@ -61,6 +69,7 @@ class Fit:
     rmse: FloatArray
     method: str
     n_samples: int
+    noise_covariance: FloatArray | None = None
 
     @property
     def std(self) -> FloatArray:
@@ -186,10 +195,18 @@ class RegressionStatistics:
     dry friction fits no model). ``counts`` (n,) holds the equations per joint and every per-joint
     metric (the mean of tau_j for the centred R^2, RMSE, sigma_j) divides by it; ``count`` is the
     samples with at least one equation. Without masks ``counts`` equals ``count`` for every joint.
+
+    With ``cross=True`` it also keeps the cross-joint products ``Y_i'Y_j`` (n, p, n, p),
+    ``Y_i'tau_j`` (n, p, n) and ``tau_i'tau_j`` (n, n) that `gls` needs (n^2 p^2 numbers: 1 MB for
+    6 joints and 60 base parameters; one (N, n p) x (N, n p) product per chunk).
     """
 
-    def __init__(self, n: int, p: int) -> None:
+    def __init__(self, n: int, p: int, *, cross: bool = False) -> None:
         self.n, self.p = n, p
+        self.cross_A: FloatArray | None = np.zeros((n, p, n, p)) if cross else None
+        self.cross_b: FloatArray | None = np.zeros((n, p, n)) if cross else None
+        self.cross_yy: FloatArray | None = np.zeros((n, n)) if cross else None
+        self.masked = False  # some equations were left out (gls then refuses: see `gls`)
         self.A = np.zeros((n, p, p))
         self.b = np.zeros((n, p))
         self.yy = np.zeros(n)
@@ -200,10 +217,10 @@ class RegressionStatistics:
         self.ymax = np.full(n, -np.inf)
 
     @classmethod
-    def from_arrays(cls, Y: ArrayLike, tau: ArrayLike) -> RegressionStatistics:
-        """Statistics of a whole data set: Y (N, n, p), tau (N, n)."""
+    def from_arrays(cls, Y: ArrayLike, tau: ArrayLike, *, cross: bool = False) -> RegressionStatistics:
+        """Statistics of a whole data set: Y (N, n, p), tau (N, n) (``cross``: keep what `gls` needs)."""
         Y, tau = _check(Y, tau)
-        stats = cls(Y.shape[1], Y.shape[2])
+        stats = cls(Y.shape[1], Y.shape[2], cross=cross)
         stats.add(Y, tau)
         return stats
 
@@ -219,6 +236,12 @@ class RegressionStatistics:
                 raise DataError(f"mask {mask.shape}: expected the torques' shape {tau.shape}")
             Y = np.where(mask[:, :, None], Y, 0.0)
             tau = np.where(mask, tau, 0.0)
+            self.masked = self.masked or not bool(mask.all())
+        if self.cross_A is not None and self.cross_b is not None and self.cross_yy is not None:
+            flat = Y.reshape(Y.shape[0], -1)  # (N, n p): all joints' rows of a sample side by side
+            self.cross_A += weight * (flat.T @ flat).reshape(self.n, self.p, self.n, self.p)
+            self.cross_b += weight * (flat.T @ tau).reshape(self.n, self.p, self.n)
+            self.cross_yy += weight * (tau.T @ tau)
         if Y.shape[0] == 1:  # one sample: outer products, no matrix product machinery
             outer = Y[0][:, :, None] * Y[0][:, None, :]
             yb = Y[0] * tau[0][:, None]
@@ -265,11 +288,19 @@ class RegressionStatistics:
         self.counts += other.counts
         self.ymin = np.minimum(self.ymin, other.ymin)
         self.ymax = np.maximum(self.ymax, other.ymax)
+        self.masked = self.masked or other.masked
+        if self.cross_A is not None:
+            if other.cross_A is None or other.cross_b is None or other.cross_yy is None:
+                raise EstimationError("merging statistics without cross-joint products into ones with them")
+            self.cross_A += other.cross_A
+            self.cross_b += other.cross_b  # type: ignore[operator]
+            self.cross_yy += other.cross_yy  # type: ignore[operator]
 
     def scale(self, factor: float) -> None:
         """Multiply every statistic by ``factor`` (exponential forgetting)."""
-        for array in (self.A, self.b, self.yy, self.ysum, self.counts):
-            array *= factor
+        for array in (self.A, self.b, self.yy, self.ysum, self.counts, self.cross_A, self.cross_b, self.cross_yy):
+            if array is not None:
+                array *= factor
         self.count *= factor
 
     @property
@@ -350,6 +381,58 @@ class RegressionStatistics:
         theta, inv, cond = solve_normal_equations(np.einsum("j,jik->ik", w, self.A), w @ self.b)
         return self._fit(theta, inv, sigma, cond, "wls")
 
+    def residual_covariance(self, theta: ArrayLike) -> FloatArray:
+        """Cross-joint residual covariance of ``theta``, ``e_i'e_j / (N - p / n)``, shape (n, n) [N^2 m^2].
+
+        Its diagonal is the per-joint variance of `ols` and `wls` (the same degrees of freedom);
+        Liu et al. 2023, eq. 22 divides by N - p instead, which changes the scale of the
+        covariance only, not the `gls` estimate.
+
+        Raises:
+            EstimationError: the statistics have no cross-joint products.
+        """
+        if self.cross_A is None or self.cross_b is None or self.cross_yy is None:
+            raise EstimationError("the residual covariance needs cross-joint statistics (cross=True)")
+        theta = np.asarray(theta, dtype=float)
+        Yt_tau = np.einsum("ipj,p->ij", self.cross_b, theta)  # theta' Y_i' tau_j
+        products = self.cross_yy - Yt_tau - Yt_tau.T + np.einsum("p,ipjq,q->ij", theta, self.cross_A, theta)
+        out: FloatArray = products / max(self.count - self.p / self.n, 1.0)
+        return 0.5 * (out + out.T)
+
+    def gls(self, noise_covariance: ArrayLike | None = None) -> Fit:
+        """Generalised least squares with the full noise covariance of one sample (Liu et al. 2023, eq. 21-22).
+
+        ``theta = (sum_k Y_k' W Y_k)^-1 sum_k Y_k' W tau_k`` with ``W = Omega^-1``, Y_k (n, p) the
+        rows of sample k. ``Omega`` (n, n) [N^2 m^2] is estimated from the OLS residuals
+        (`residual_covariance`) when None. Covariance of the estimate ``(sum_k Y_k' W Y_k)^-1``.
+        With a diagonal Omega this is `wls`.
+
+        Raises:
+            EstimationError: no cross-joint statistics, equations left out by a mask (the blocks
+                of Omega would no longer be identical), or Omega not positive definite.
+        """
+        self._require_samples()
+        if self.cross_A is None or self.cross_b is None:
+            raise EstimationError("gls needs cross-joint statistics: RegressionStatistics(cross=True)")
+        if self.masked:
+            raise EstimationError("gls needs every joint's equation at every sample: use wls when some are left out")
+        omega = (
+            self.residual_covariance(self.ols().theta)
+            if noise_covariance is None
+            else np.asarray(noise_covariance, dtype=float)
+        )
+        if omega.shape != (self.n, self.n) or not np.all(np.isfinite(omega)):
+            raise EstimationError(f"noise covariance of shape {omega.shape}: expected finite ({self.n}, {self.n})")
+        try:
+            np.linalg.cholesky(omega)
+        except np.linalg.LinAlgError:
+            raise EstimationError("the noise covariance is not positive definite") from None
+        W = np.linalg.inv(omega)
+        info = np.einsum("ij,ipjq->pq", W, self.cross_A)
+        theta, inv, cond = solve_normal_equations(0.5 * (info + info.T), np.einsum("ij,ipj->p", W, self.cross_b))
+        fit = self._fit(theta, inv, np.sqrt(np.diag(omega)), cond, "gls")
+        return replace(fit, noise_covariance=omega)
+
     def pulled_to_nominal(self, theta_nominal: ArrayLike, alpha: float) -> Fit:
         """Least squares pulled toward ``theta_nominal`` with data weight ``alpha`` (Kolathaya et al. 2016, eq. 105).
 
@@ -385,6 +468,11 @@ def ols(Y: ArrayLike, tau: ArrayLike) -> Fit:
 def wls(Y: ArrayLike, tau: ArrayLike, sigma: ArrayLike | None = None) -> Fit:
     """Weighted least squares on Y (N, n, p), tau (N, n); see `RegressionStatistics.wls`."""
     return RegressionStatistics.from_arrays(Y, tau).wls(sigma)
+
+
+def gls(Y: ArrayLike, tau: ArrayLike, noise_covariance: ArrayLike | None = None) -> Fit:
+    """Generalised least squares on Y (N, n, p), tau (N, n); see `RegressionStatistics.gls`."""
+    return RegressionStatistics.from_arrays(Y, tau, cross=True).gls(noise_covariance)
 
 
 def pulled_to_nominal(Y: ArrayLike, tau: ArrayLike, theta_nominal: ArrayLike, alpha: float) -> Fit:

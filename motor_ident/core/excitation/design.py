@@ -101,6 +101,9 @@ class ExcitationConfig:
         max_iterations: iterations per start.
         joint_weights: per-joint row weights of the regressor (e.g. 1 / sigma_j), None for 1.
         block_weights: (w_alpha, w_beta, w_gamma) of the block criterion.
+        rigid_only: evaluate ``cond`` / ``frobenius`` / ``dopt`` on the rigid-body base columns only
+            (friction columns dropped, as ``block`` always does): the matrix Liu et al. 2023 compares
+            its criteria on (Table 2).
         optimise_offset: optimise q0 as well (else fixed at mid-range).
         method: ``SLSQP`` or ``trust-constr``.
         start_fill: random starts are scaled to this fraction of the largest feasible amplitude.
@@ -117,6 +120,7 @@ class ExcitationConfig:
     max_iterations: int = 200
     joint_weights: tuple[float, ...] | None = None
     block_weights: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    rigid_only: bool = False
     optimise_offset: bool = False
     method: str = "SLSQP"
     start_fill: float = 0.8
@@ -462,6 +466,8 @@ class ExcitationProblem:
                     value += weight * condition_number(block[..., cols].reshape(-1, cols.size))
             return float(value)
         L = self.base_regressor(trajectory)
+        if self.config.rigid_only:
+            L = L[:, self.rigid_base_columns]
         if criterion is Criterion.COND:
             return condition_number(L)
         if criterion is Criterion.FROBENIUS:
@@ -469,9 +475,11 @@ class ExcitationProblem:
         return d_optimality(L, self.times.size)
 
     def all_criteria(self, trajectory: FourierTrajectory) -> dict[str, float]:
-        """Every criterion and the unweighted condition number, for reports."""
+        """Every criterion and the unweighted condition numbers (all base columns, rigid-body ones), for reports."""
         values = {c.value: self.criterion_value(trajectory, c) for c in Criterion}
-        values["condition_number"] = condition_number(self.base_regressor(trajectory, weighted=False))
+        L = self.base_regressor(trajectory, weighted=False)
+        values["condition_number"] = condition_number(L)
+        values["condition_number_rigid"] = condition_number(L[:, self.rigid_base_columns])
         return values
 
     def objective(self, x: ArrayLike) -> float:

@@ -18,7 +18,7 @@ viscous damping, which no velocity-only friction model explains.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -82,11 +82,15 @@ class ArmSetup:
     torque_noise_std: float
     encoders: EncoderConfig
     asymmetry: float = 0.0
+    drive_loss: float = 1.0
 
     def arm(self, q0: ArrayLike, seed: int = 0) -> ElasticArm:
-        """A fresh elastic arm settled at ``q0``."""
+        """A fresh elastic arm settled at ``q0`` (its drive loss coefficients mu times ``drive_loss``)."""
         config = load_robot_config(ROBOT)
-        elastic = load_elastic_joints(config.source, config.joints)  # type: ignore[arg-type]
+        elastic = [
+            replace(e, load_friction=e.load_friction * self.drive_loss)
+            for e in load_elastic_joints(config.source, config.joints)  # type: ignore[arg-type]
+        ]
         shape = liu_friction_shape()
         truth = liu_friction_truth(self.asymmetry)
 
@@ -108,8 +112,15 @@ class ArmSetup:
         )
 
 
-def arm_setup(*, rate_hz: float = 200.0, torque_noise_std: float = 0.02, asymmetry: float = 0.0) -> ArmSetup:
-    """The elastic_arm6 setup used by Liu et al.'s reproduction and tests (``asymmetry``: `liu_friction_truth`)."""
+def arm_setup(
+    *, rate_hz: float = 200.0, torque_noise_std: float = 0.02, asymmetry: float = 0.0, drive_loss: float = 1.0
+) -> ArmSetup:
+    """The elastic_arm6 setup used by Liu et al.'s reproduction and tests.
+
+    ``asymmetry``: `liu_friction_truth`; ``drive_loss``: factor on the config's drive loss mu (0: none).
+    """
+    if not drive_loss >= 0.0:
+        raise ConfigError(f"drive_loss = {drive_loss!r}: expected a factor >= 0")
     config = load_robot_config(ROBOT)
     elastic = load_elastic_joints(config.source, config.joints)  # type: ignore[arg-type]
     return ArmSetup(
@@ -119,6 +130,7 @@ def arm_setup(*, rate_hz: float = 200.0, torque_noise_std: float = 0.02, asymmet
         torque_noise_std=torque_noise_std,
         encoders=EncoderConfig(),
         asymmetry=asymmetry,
+        drive_loss=drive_loss,
     )
 
 

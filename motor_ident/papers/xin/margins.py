@@ -10,12 +10,14 @@ the phase crosses -180 deg (infinite if it never does); phase margin: smallest a
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from motor_ident.core.control.vrec import VrecConfig, closed_loop_poles, closed_loop_polynomial
 from motor_ident.core.elastic.two_inertia import TwoInertiaParameters, _model_polynomials
+from motor_ident.errors import ConfigError
 
 P = np.polynomial.polynomial
 
@@ -31,15 +33,33 @@ class Margins:
 
 
 def loop_margins(
-    params: TwoInertiaParameters, config: VrecConfig, *, delay_s: float = 1e-3, f_max_hz: float = 2000.0
+    params: TwoInertiaParameters,
+    config: VrecConfig,
+    *,
+    delay_s: float = 1e-3,
+    f_max_hz: float = 2000.0,
+    reading: str = "open",
+    points: int = 200_000,
 ) -> Margins:
-    """Margins of the VREC loop (module doc), read on a log grid from 0.01 Hz to ``f_max_hz``."""
+    """Margins of the VREC loop (module doc), read on a log grid of ``points`` from 0.01 Hz to ``f_max_hz``.
+
+    ``reading``: ``open`` (the loop broken at the torque command, module doc) or ``closed`` (the
+    margins read off the closed-loop response v_d -> v_m times the delay, as if it were an open
+    loop: what Xin et al. 2020, sec. 3.3.1 words as "margins of the closed-loop frequency response").
+    """
     char = closed_loop_polynomial(params, config)
-    _, _, _, det = _model_polynomials(params)
-    plant = P.polymul(P.polymul([0.0, 1.0], det), [params.total_damping, params.total_inertia])
-    controller = P.polysub(char, plant)
-    w = 2.0 * np.pi * np.logspace(-2, np.log10(f_max_hz), 200_000)
-    loop = P.polyval(1j * w, controller) / P.polyval(1j * w, plant) * np.exp(-1j * w * delay_s)
+    _, a_l, c, det = _model_polynomials(params)
+    jb = [params.total_damping, params.total_inertia]
+    plant = P.polymul(P.polymul([0.0, 1.0], det), jb)
+    if reading == "open":
+        numerator, denominator = P.polysub(char, plant), plant
+    elif reading == "closed":
+        measured = a_l if config.side == "motor" else c
+        numerator, denominator = P.polymul(P.polymul([config.ki, config.kp], measured), jb), char
+    else:
+        raise ConfigError(f"reading = {reading!r}: expected 'open' or 'closed'")
+    w = 2.0 * np.pi * np.logspace(-2, np.log10(f_max_hz), points)
+    loop = P.polyval(1j * w, numerator) / P.polyval(1j * w, denominator) * np.exp(-1j * w * delay_s)
     magnitude, phase = np.abs(loop), np.degrees(np.unwrap(np.angle(loop)))
     turns = np.floor((phase + 180.0) / 360.0)
     phase_crossings = np.flatnonzero(np.diff(turns) != 0)
@@ -81,3 +101,49 @@ def largest_stable_pi_scale(plants: list[TwoInertiaParameters], config: VrecConf
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if stable(mid) else (lo, mid)
     return margin * lo
+
+
+@dataclass(frozen=True)
+class MarginCase:
+    """One construction of Xin et al.'s motor-side loop and its margins (`margin_sweep`).
+
+    Attributes:
+        motor_inertia: J_m [kg m^2] (Table 1's 7.34 or the one its 19 / 21 Hz imply).
+        delay_s: loop delay [s] (the paper states 1 kHz sampling, no delay or filter).
+        pi_scale: factor on Table 3's K_p, K_i (1: as printed in N m s/rad; J: read as normalised by J).
+        gain_scale: factor on Table 3's K = 1.3 (1 or J, the same two readings).
+        reading: ``open`` or ``closed`` (`loop_margins`).
+        margins: the result.
+    """
+
+    motor_inertia: float
+    delay_s: float
+    pi_scale: str
+    gain_scale: str
+    reading: str
+    margins: Margins
+
+
+def margin_sweep(
+    plants: dict[str, TwoInertiaParameters],
+    kp: float,
+    ki: float,
+    gain: float,
+    *,
+    delays_s: tuple[float, ...] = (0.0, 0.5e-3, 1e-3, 1.5e-3, 2e-3),
+    points: int = 20_000,
+) -> list[MarginCase]:
+    """Margins of every reading of the stated loop: plant x delay x (PI, K) as printed or times J x open / closed.
+
+    ``plants`` maps a label of J_m to the joint; ``kp``, ``ki``, ``gain`` are the printed values.
+    """
+    cases = []
+    for (_label, plant), delay, pi_scale, gain_scale, reading in itertools.product(
+        plants.items(), delays_s, ("1", "J"), ("1", "J"), ("open", "closed")
+    ):
+        J = plant.total_inertia
+        f_pi, f_k = (J if pi_scale == "J" else 1.0), (J if gain_scale == "J" else 1.0)
+        config = VrecConfig("motor", kp * f_pi, ki * f_pi, gain * f_k)
+        margins = loop_margins(plant, config, delay_s=delay, reading=reading, points=points)
+        cases.append(MarginCase(plant.motor_inertia, delay, pi_scale, gain_scale, reading, margins))
+    return cases

@@ -135,6 +135,20 @@ def test_residual_model_learns_harmonic_drive_loss(rng: np.random.Generator, kin
     assert abs(out[2, 0]) <= 1.5 * np.abs(noisy[:, 0]).max() + 1e-12
 
 
+def test_warm_start_that_collapses_refits_from_scratch(rng: np.random.Generator) -> None:
+    """A warm start whose mixture EM cannot use (a component with no samples near it) refits cold, as without one."""
+    features, loss = _harmonic_drive_loss(rng, 1500)
+    config = ResidualConfig(n_components=4, max_samples=1000)
+    cold = ResidualModel.fit(features, loss, config)
+    stale = ResidualModel.fit(features, loss, config)
+    for model in stale._models:
+        priors, means, covariances = model.mixture
+        means[0] = 1e6  # far from every sample: zero responsibilities, EM divides by zero
+        model.mixture = (priors, means, covariances)
+    warm = ResidualModel.fit(features, loss, config, warm_start=stale)
+    np.testing.assert_allclose(warm.predict(features), cold.predict(features), atol=1e-9)
+
+
 def test_residual_config_refuses_bad_values() -> None:
     """Unknown kinds, features and counts are refused with the key named."""
     with pytest.raises(ConfigError, match="residual.kind"):

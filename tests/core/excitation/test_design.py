@@ -121,6 +121,18 @@ def test_block_split_is_exact(problem: ExcitationProblem, rng: np.random.Generat
     assert 0 < g_cols.size < a_cols.size
 
 
+def test_rigid_only_criterion_is_the_friction_free_condition_number(problem: ExcitationProblem) -> None:
+    """``rigid_only`` evaluates cond on the rigid-body base columns: the number all_criteria reports as
+    condition_number_rigid (the matrix the block criterion and Liu et al.'s Table 2 use), not the full one."""
+    rigid = _problem(rigid_only=True)
+    trajectory = baseline_trajectory(problem, np.random.default_rng(5), fill_limits=True)
+    values = problem.all_criteria(trajectory)
+    L = problem.base_regressor(trajectory, weighted=False)
+    assert values["condition_number_rigid"] == pytest.approx(condition_number(L[:, problem.rigid_base_columns]))
+    assert rigid.criterion_value(trajectory, Criterion.COND) == pytest.approx(values["condition_number_rigid"])
+    assert problem.rigid_base_columns.size < L.shape[1]  # friction columns exist and are dropped
+
+
 def test_every_criterion_improves_on_its_start() -> None:
     """A few iterations of each criterion lower it from the random start, within the limits."""
     for criterion in Criterion:

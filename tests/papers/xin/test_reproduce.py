@@ -1,4 +1,4 @@
-"""Xin et al. 2020 reproduction through the CLI: K / J from Table 1 (eq. 16), margins, ripple vs a stable PI, FRF."""
+"""Xin et al. 2020 reproduction: K / J from Table 1 (eq. 16), margins and their sweep, ripple vs the same PI, FRF."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from motor_ident.cli import main
+from motor_ident.core.control.vrec import VrecConfig, design_gain
+from motor_ident.papers.xin.bench import XIN_MOTOR_KI, XIN_MOTOR_KP, xin_bench_parameters
+from motor_ident.papers.xin.reproduce import RIPPLE_RATIO, TORQUE_LIMIT, ripple_row
 
 
 def test_reproduce_xin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -30,10 +33,30 @@ def test_reproduce_xin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert link["reproduced"] is False and link["required"]  # Table 4 does not follow eq. 17
     margin = result["margins"]
     assert 10.0 < margin["gain_margin_db"] < 30.0 and 40.0 < margin["phase_margin_deg"] < 90.0
+    assert len(margin["sweep"]) == 80 and margin["readings_matching_both"] == 0
+    assert rows["motor side, Table 3 gains: gain margin [dB]"]["reproduced"] is False
     for key, ripple in result["ripple"].items():
         assert ripple["vrec"] < 0.6 * ripple["pure_pi"], key
-    assert result["ripple"]["link x1.0"]["table_pi_stable"] is False  # why the baseline gains are reduced
-    assert result["ripple"]["link x1.0"]["baseline_pi_scale"] < 1.0
+    assert result["ripple"]["link x1.0"]["table_pi_stable"] is False  # why the link side's gains are reduced
+    assert result["ripple"]["link x1.0"]["pi_scale"] < 1.0
     damping = [r for r in result["rows"] if "root-locus K" in r["name"]]
     assert damping and all(r["kind"] == "self-check" and not r["required"] for r in damping)
     assert abs(result["two_inertia_fit"]["stiffness"] / 34000.0 - 1.0) < 0.05
+
+
+def test_ripple_rows_fail_without_vrec_or_with_other_pi_gains() -> None:
+    """A ripple row passes only on K: the same PI gains in both loops and K = 0 (ratio 1), or a pure PI
+    with other gains than VREC's, fail; the designed K with the same gains passes."""
+    bench = xin_bench_parameters()
+
+    def config(kp: float, gain: float) -> VrecConfig:
+        return VrecConfig("motor", kp, XIN_MOTOR_KI * kp / XIN_MOTOR_KP, gain, torque_limit=TORQUE_LIMIT)
+
+    pi = config(XIN_MOTOR_KP, 0.0)
+    gain = design_gain(bench, "motor", XIN_MOTOR_KP, XIN_MOTOR_KI, 0.707)
+    equal, _ = ripple_row("motor", 1.0, bench, bench, pi, config(XIN_MOTOR_KP, 0.0))
+    assert equal["ours"]["value"] == pytest.approx(1.0) and equal["reproduced"] is False
+    with_k, _ = ripple_row("motor", 1.0, bench, bench, pi, config(XIN_MOTOR_KP, gain))
+    assert with_k["ours"]["value"] < RIPPLE_RATIO and with_k["reproduced"] is True
+    other_pi, _ = ripple_row("motor", 1.0, bench, bench, config(0.5 * XIN_MOTOR_KP, 0.0), config(XIN_MOTOR_KP, gain))
+    assert other_pi["reproduced"] is False and "NOT a test of VREC" in other_pi["criterion"]
