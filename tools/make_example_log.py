@@ -1,8 +1,10 @@
 """Write the realistic example logs of examples/arm_log/: what a robot's own logger produces.
 
-Two recordings of the simulated 4-DoF arm (config valkyrie_arm) tracking two different random
+Three recordings of the simulated 4-DoF arm (config valkyrie_arm) tracking two different random
 Fourier trajectories under computed torque + PD control (the nominal model's feedforward), each
-with the arm resting 2 s before and after the motion. The simulated arm is not its config's
+with the arm resting 2 s before and after the motion; the third (payload.csv) repeats the
+identification run's motion with a 2 kg point payload at the last link's centre of mass, for
+identifying the drive gains of the currents (``identify --payload-data``). The simulated arm is not its config's
 nominal model: bodies 10-25 % heavier or lighter, rotors 20 % heavier, and a nearly hard
 Coulomb friction with a Stribeck peak, stronger than the config's nominal friction.
 
@@ -21,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from motor_ident.core.actuators.friction import FrictionShape
+from motor_ident.core.estimation.drive_gains import payload_attachment, point_payload
 from motor_ident.core.excitation.fourier import random_fourier_trajectory
 from motor_ident.core.rigid_body.regressor import Regressor
 from motor_ident.io.robot_config import load_robot_config
@@ -37,6 +40,7 @@ TRUE_FRICTION = FrictionShape(kind="stribeck", smoothing_velocity=0.002, stribec
 TRUE_FC = np.array([2.0, 1.6, 1.0, 1.1])  # Coulomb [N m]
 TRUE_FV = np.array([1.1, 0.9, 0.5, 0.6])  # viscous [N m s/rad]
 STATIC = 1.3  # static / Coulomb friction
+PAYLOAD_KG = 2.0  # payload.csv: the identification motion with this mass at the last link
 LOGGER_STEPS_MS = (8, 9, 10, 10, 10, 10, 11, 12, 13)  # the logger's jittered steps, median 10 ms
 
 
@@ -50,13 +54,20 @@ def _dsmoothstep(x: float) -> float:
     return 30.0 * x * x * (1.0 - x) ** 2
 
 
-def simulate(motion_s: float, seed: int) -> dict[str, np.ndarray]:
-    """One recording: t [s], q [rad], tau [N m], current [A] at jittered logger stamps."""
+def simulate(motion_s: float, seed: int, payload_kg: float = 0.0) -> dict[str, np.ndarray]:
+    """One recording: t [s], q [rad], tau [N m], current [A] at jittered logger stamps.
+
+    ``payload_kg``: a point mass at the last link's centre of mass (where ``identify --payload-data``
+    assumes it by default).
+    """
     config = load_robot_config(ROBOT)
     nominal = config.build_regressor()
     theta_nominal = config.nominal_parameters(nominal)
     robot = config.build_model()
     inertial = robot.inertial_parameters().reshape(robot.n, 10) * np.asarray(MASS_SCALE)[:, None]
+    if payload_kg:
+        joint, position = payload_attachment(robot)
+        inertial[joint] += point_payload(payload_kg, position)
     robot = robot.with_inertial_parameters(inertial.ravel()).with_rotor_inertia(ROTOR_SCALE * robot.rotor_inertia)
     truth = Regressor(robot, [TRUE_FRICTION] * robot.n)
     friction = [np.array([fc, fv, STATIC * fc, STATIC * fc]) for fc, fv in zip(TRUE_FC, TRUE_FV)]
@@ -113,14 +124,19 @@ def write_vendor_csv(path: Path, rec: dict[str, np.ndarray], clock_ms: float) ->
 
 
 def main() -> None:
-    """Write examples/arm_log/{identification,validation}.csv."""
+    """Write examples/arm_log/{identification,validation,payload}.csv."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default="examples/arm_log", help="output directory")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    for name, motion_s, seed, clock in (("identification", 30.0, SEED, 5.1e6), ("validation", 20.0, SEED + 1, 6.3e6)):
-        rec = simulate(motion_s, seed)
+    runs = (
+        ("identification", 30.0, SEED, 5.1e6, 0.0),
+        ("validation", 20.0, SEED + 1, 6.3e6, 0.0),
+        ("payload", 30.0, SEED, 7.2e6, PAYLOAD_KG),
+    )
+    for name, motion_s, seed, clock, payload_kg in runs:
+        rec = simulate(motion_s, seed, payload_kg)
         write_vendor_csv(out / f"{name}.csv", rec, clock)
         print(f"{out / f'{name}.csv'}: {rec['t'].size} samples, {rec['t'][-1]:.1f} s")
 

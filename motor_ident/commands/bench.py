@@ -174,7 +174,7 @@ def bench_consistency(repeats: int = 30) -> dict[str, Any]:
     record, _ = excitation_record(regressor, theta, duration=5.0, rate_hz=1000.0, noise_std=0.1, seed=2)
     qd = record.qd
     assert qd is not None  # excitation_record gives exact velocities
-    ident = OnlineIdentifier(regressor, base, 1.3 * theta, IdentifierConfig(window=500, refit_every=100))
+    ident = OnlineIdentifier(regressor, base, 1.3 * theta, IdentifierConfig(refit_period=1.0))
     for k in range(record.t.size):
         ident.add_sample(record.t[k], record.q[k], qd[k], record.tau[k])
     fit = ident.fit

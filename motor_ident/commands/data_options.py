@@ -21,6 +21,12 @@ if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --
     from motor_ident.io.robot_config import RobotConfig
 
 
+def is_bag(path: str | Path) -> bool:
+    """True for a rosbag2 directory, a .mcap or a .db3 file."""
+    path = Path(path)
+    return path.is_dir() or path.suffix.lower() in (".mcap", ".db3")
+
+
 def add_robot_argument(p: argparse.ArgumentParser) -> None:
     """``--robot``: a config name, a robot YAML or a plain URDF."""
     p.add_argument(
@@ -62,7 +68,15 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
         "--resample-hz",
         type=arguments.POSITIVE,
         help="resample onto a uniform grid at this rate. Without it, stamps whose steps differ from their median "
-        "by more than 5%% are resampled at the median step; the interpolation is linear either way",
+        "by more than 5%% are resampled at the median step. Positions are interpolated by cubic spline, every "
+        "measurement (measured velocities, torques, currents, duty cycles, wrench) linearly, so a joint at rest "
+        "keeps its exact zero velocity",
+    )
+    p.add_argument(
+        "--resample",
+        choices=["auto", "none"],
+        help="auto (default): resample as --resample-hz says; none: keep the recorded stamps (derivatives by a "
+        "Savitzky-Golay fit on the stamps themselves). Validation metrics are always computed on the recorded stamps",
     )
     p.add_argument(
         "--derivative",
@@ -110,7 +124,10 @@ def preparation(args: argparse.Namespace, spec: DataSpec | None) -> Preparation:
     elif getattr(args, "keep_samples", None):
         keep = KeepRange.parse(args.keep_samples, "samples")
     rate = args.resample_hz if getattr(args, "resample_hz", None) is not None else base.resample_hz
-    return replace(base, keep=keep, resample_hz=rate, differentiation=how)
+    mode = getattr(args, "resample", None) or base.resample
+    if getattr(args, "resample", None) == "none" and getattr(args, "resample_hz", None) is None:
+        rate = None  # --resample none overrides a spec's rate
+    return replace(base, keep=keep, resample_hz=rate, differentiation=how, resample=mode)
 
 
 def load_spec_arg(args: argparse.Namespace) -> DataSpec | None:
@@ -128,16 +145,6 @@ def read_file(path: str | Path, spec: DataSpec | None) -> JointRecord:
     if spec is not None and spec.format == "csv":
         return read_with_spec(path, spec)
     return load_record(path)
-
-
-def load_prepared(
-    path: str | Path, joints: tuple[str, ...], args: argparse.Namespace, spec: DataSpec | None
-) -> tuple[JointRecord, tuple[str, ...]]:
-    """Read a CSV / NPZ recording, select ``joints``, keep / resample / differentiate; with notes."""
-    from motor_ident.io.preprocess import prepare_record
-
-    record = read_file(path, spec).select(joints)
-    return prepare_record(record, preparation(args, spec))
 
 
 def print_wrapped(prefix: str, text: str, width: int = 100) -> None:

@@ -61,7 +61,7 @@ def cmd_synth_floating(args: argparse.Namespace) -> int:
 
 def _samples(regressor: Any, config: Any, path: str, rows: str, args: argparse.Namespace) -> Any:
     """Regressor samples of a floating-base recording, NPZ or bag (joints reordered to the config's)."""
-    from motor_ident.commands.identify import is_bag
+    from motor_ident.commands.data_options import is_bag
     from motor_ident.core.floating_base.samples import floating_samples
     from motor_ident.errors import DataError
     from motor_ident.io.bags.floating import read_floating_bag

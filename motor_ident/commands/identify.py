@@ -3,32 +3,25 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from motor_ident.commands import arguments
-from motor_ident.commands.common import floats, write_json
-from motor_ident.commands.data_options import add_data_arguments, add_robot_argument, print_wrapped
+from motor_ident.commands.common import Stages, floats, write_json
+from motor_ident.commands.data_options import add_data_arguments, add_robot_argument, is_bag, print_wrapped
 from motor_ident.commands.torque_options import (
     add_torque_arguments,
     apply_torque_source,
-    bag_joint_record,
-    bag_topic_names,
+    configured_gains,
     payload_reader,
+    read_recording,
 )
-from motor_ident.commands.validate import add_verdict_arguments
+from motor_ident.commands.validate import add_validate_on_arguments, add_verdict_arguments
 
-# Above this many samples the command shows a progress bar (reading, then fitting).
+# Above this many samples the fitting stage reports its fraction done (a bar on a terminal).
 PROGRESS_SAMPLES = 20000
-
-
-def is_bag(path: str | Path) -> bool:
-    """True for a rosbag2 directory, a .mcap or a .db3 file."""
-    path = Path(path)
-    return path.is_dir() or path.suffix.lower() in (".mcap", ".db3")
 
 
 def _size(path: str | Path) -> int:
@@ -56,9 +49,14 @@ def online_replay(
     ``config`` (a `RobotConfig`; else the robot the settings name), fed sample by sample: what
     the node would have done on this recording. No simulated plant is built.
 
+    The sample counts come from the settings' times and the record's own rate, measured from its
+    stamps as the node measures its stream's.
+
     Returns:
         ``gate`` [(t, open)] at every change, ``r2_t`` (M,) and ``r2`` (M, n) at every refit (the
-        gate's R^2 definition), ``gate_opened_at_s``, the final ``reason`` and ``fit``.
+        gate's R^2 definition), ``gate_opened_at_s``, the final ``reason``, ``fit``, ``counts``
+        (`WindowCounts`, None for a record too short to measure its rate) and ``too_short`` (a
+        plain sentence when the record cannot fill the window, else '').
 
     Raises:
         ConfigError: the scenario is invalid, or its identifier's robot has other joints than the record.
@@ -88,6 +86,17 @@ def online_replay(
             r2.append(core.fit.r2_of(definition))
         if core.gate_open != gate[-1][1]:
             gate.append((float(t[k]), core.gate_open))
+    counts, span = core.counts, float(t[-1] - t[0]) if t.size else 0.0
+    too_short = ""
+    if counts is None:
+        too_short = f"the record has {t.size} samples: the online identifier needs more to measure its rate"
+    elif not core.window.full:
+        need = counts.window * counts.decimation / counts.input_rate_hz
+        too_short = (
+            f"the record is too short for the online identifier's window: it spans {span:.3g} s, the window needs "
+            f"{need:.3g} s of it ({counts.describe()}); lower window_duration (identifier: {{ros__parameters: "
+            f"{{window_duration: ...}}}} in the --online scenario) or record longer"
+        )
     return {
         "gate": gate,
         "r2_t": np.array(r2_t),
@@ -95,6 +104,8 @@ def online_replay(
         "gate_opened_at_s": next((tg for tg, is_open in gate if is_open), None),
         "reason": core.gate.reason,
         "fit": core.fit,
+        "counts": counts,
+        "too_short": too_short,
     }
 
 
@@ -113,13 +124,8 @@ def report_directory(args: argparse.Namespace) -> Path | None:
 
 def cmd_identify(args: argparse.Namespace) -> int:
     """Identify parameters from a recorded CSV / NPZ file or a rosbag2 bag."""
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from motor_ident.commands.data_options import load_robot, load_spec_arg, preparation, read_file, spec_defaults
+    from motor_ident.commands.data_options import load_robot, load_spec_arg, preparation, spec_defaults
     from motor_ident.core.estimation.identification import identify
-    from motor_ident.io.bags.read import read_bag
-    from motor_ident.io.bags.series import BagTopics
     from motor_ident.io.params import ParameterSet, save_parameters
     from motor_ident.io.preprocess import prepare_record
 
@@ -130,52 +136,36 @@ def cmd_identify(args: argparse.Namespace) -> int:
     config = load_robot(args.robot)
     spec = load_spec_arg(args)
     spec_defaults(args, spec)
+    config, gains = configured_gains(args, config)
     regressor = config.build_regressor()
-    console = Console(stderr=True)
-    notes: tuple[str, ...] = ()
     gate: list[tuple[float, bool]] | None = None
     r2: tuple[np.ndarray, np.ndarray] | None = None
-    with Progress(
-        TextColumn("[bold]identify[/] {task.description}"),
-        BarColumn(),
-        TextColumn("{task.percentage:>3.0f} %"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=not console.is_terminal,
-    ) as bar:
-
-        def stage(description: str) -> Callable[[float], None]:
-            task = bar.add_task(description, total=1.0)
-            return lambda fraction: bar.update(task, completed=fraction)
-
-        if is_bag(args.data):
-            bag = read_bag(
-                args.data,
-                joints=config.joints,
-                topics=BagTopics(joint_states=args.joint_states_topic, commands="", **bag_topic_names(args, config)),
-                progress=stage(f"reading {args.data}") if _size(args.data) > 150 * PROGRESS_SAMPLES else None,
-            )
-            notes = bag.warnings
-            record = bag_joint_record(bag, args, config)
-            if bag.gate is not None:
-                gate = [(float(t), bool(v[0])) for t, v in zip(bag.gate.t, bag.gate.values)]
-            if bag.r2 is not None and bag.r2.values.shape[1] == len(config.joints):
-                r2 = (bag.r2.t, bag.r2.values)
-        else:
-            record = read_file(args.data, spec).select(config.joints)
-        record, prepared = prepare_record(record, preparation(args, spec))
-        torque = apply_torque_source(args, config, regressor, record, payload_reader(args, config, spec))
-        record, notes = torque.record, notes + torque.notes
+    with Stages("identify") as stages:
+        big = is_bag(args.data) and _size(args.data) > 150 * PROGRESS_SAMPLES  # bags report the fraction read
+        recording = read_recording(
+            args.data, args, config, spec, progress=stages.stage(f"reading {args.data}", measured=big)
+        )
+        notes, bag = recording.warnings, recording.bag
+        if bag is not None and bag.gate is not None:
+            gate = [(float(t), bool(v[0])) for t, v in zip(bag.gate.t, bag.gate.values)]
+        if bag is not None and bag.r2 is not None and bag.r2.values.shape[1] == len(config.joints):
+            r2 = (bag.r2.t, bag.r2.values)
+        record, prepared = prepare_record(recording.record, preparation(args, spec))
+        if getattr(args, "payload_data", None) is not None:
+            stages.stage(f"drive gains from {args.payload_data} and {args.data}", measured=False)
+        torque = apply_torque_source(args, config, regressor, record, payload_reader(args, config, spec), gains=gains)
+        record = torque.record
         assert record.qd is not None and record.qdd is not None
         online = None
         if args.online is not None:
+            stages.stage("replaying the online identifier", measured=False)
             online = online_replay(
                 args.online, tuple(config.joints), record.t, record.q, record.qd, record.tau, config=config
             )
             gate = online["gate"]
             r2 = (online["r2_t"], online["r2"])
         theta_nominal = config.nominal_parameters(regressor)
+        fitting = stages.stage(f"fitting {record.t.size} samples", measured=record.t.size > PROGRESS_SAMPLES)
         result = identify(
             regressor,
             record.q,
@@ -186,7 +176,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
             theta_nominal=theta_nominal,
             alpha=args.alpha,
             validate_fraction=args.validate or 0.0,
-            progress=stage("fitting") if record.t.size > PROGRESS_SAMPLES else None,
+            progress=fitting if record.t.size > PROGRESS_SAMPLES else None,
             check_consistency=True,
         )
     consistency = result.consistency
@@ -195,7 +185,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
             f"the estimate is not physically consistent ({consistency.reason}); "
             "--method sdp or --method log_cholesky keeps every link physically valid",
         )
-    for note in prepared:
+    for note in prepared + torque.notes:
         print_wrapped("note", note)
     for note in notes:
         print_wrapped("warning", note)
@@ -266,7 +256,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
                 tau=record.tau,
                 gate=gate,
                 r2=r2,
-                notes=prepared + notes,
+                notes=prepared + torque.notes + notes,
             ),
         )
         print(f"report written to {report_page}")
@@ -286,6 +276,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
         "base_parameters": dict(zip(base.expressions(), floats(fit.theta))),
         "base_parameter_std": floats(fit.std),
         "n_samples": int(record.t.size),
+        "notes": list(prepared + torque.notes),
         "warnings": list(notes),
         **torque.json,
         "report": None if report_page is None else str(report_page),
@@ -297,37 +288,51 @@ def cmd_identify(args: argparse.Namespace) -> int:
             "gate_opened_at_s": online["gate_opened_at_s"],
             "gate_open_at_end": bool(online["gate"][-1][1]),
             "reason": online["reason"],
+            "window": None if online["counts"] is None else online["counts"].describe(),
+            "too_short": online["too_short"] or None,
             "r2_per_joint": None if fit_online is None else floats(online["r2"][-1]),
             "condition_number": None if fit_online is None else float(fit_online.condition_number),
         }
         opened = online["gate_opened_at_s"]
         print(
-            f"online identifier ({args.online or 'default settings'}): gate opened at "
-            f"{'never' if opened is None else f'{opened:.3f} s'}; at the end: {online['reason']}"
+            f"online identifier ({args.online or 'default settings'}"
+            f"{'' if online['counts'] is None else '; ' + online['counts'].describe()}): gate opened at "
+            f"{'never' if opened is None else f'{opened - record.t[0]:.3f} s after the start'}; "
+            f"at the end: {online['reason']}"
         )
+        if online["too_short"]:
+            print_wrapped("warning", online["too_short"])
+    passed = True
     if args.validate_on:
-        from motor_ident.commands.validate import validate_recording
+        from motor_ident.commands.validate import validate_on_args, validate_recording
 
         payload["validation"] = validate_recording(
             config,
             regressor,
             result.theta,
             args.validate_on,
-            args,
+            validate_on_args(args),
             report=None if report is None else report / "validation",
             files={"identification_data": args.data},
+            converter=torque.converter,
         )
+        passed = bool(payload["validation"]["passed"])
     if args.urdf_out:
         from motor_ident.commands.validate import write_nearest_urdf
 
         payload["urdf"] = write_nearest_urdf(args.urdf_out, config, regressor, base, fit.theta, fit.covariance)
     write_json(args.json, payload)
-    return 0
+    return 0 if passed else 1
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``identify`` to the command line."""
-    p = sub.add_parser("identify", help="offline identification from recorded data (CSV / NPZ / rosbag2)")
+    p = sub.add_parser(
+        "identify",
+        help="offline identification from recorded data (CSV / NPZ / rosbag2)",
+        description="Identify the base parameters from a recording. Exit status 1 when --validate-on's "
+        "verdict fails, 2 on bad input.",
+    )
     p.add_argument("data", help="recorded data: .npz, .csv, or a rosbag2 bag (directory, .mcap or .db3)")
     add_robot_argument(p)
     p.add_argument(
@@ -366,19 +371,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "gate timeline and R2 over time in the report and JSON. The identifier's settings come from SCENARIO "
         "(a scenario file; it may name only the identifier's settings), or are the defaults without a value",
     )
-    p.add_argument(
-        "--joint-states-topic",
-        default="/joint_states",
-        help="bags: topic of the joint states (sensor_msgs/JointState; effort = joint torque)",
-    )
     add_data_arguments(p)
     add_torque_arguments(p)
-    p.add_argument(
-        "--validate-on",
-        metavar="DATA2",
-        help="then predict this separate recording (read like DATA) with the identified and the nominal model: "
-        "metrics, verdict and provenance under 'validation' in --json, a page in <report>/validation/",
-    )
+    add_validate_on_arguments(p)
     add_verdict_arguments(p)
     p.add_argument(
         "--urdf-out",

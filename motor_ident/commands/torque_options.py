@@ -1,9 +1,14 @@
-"""``identify``'s torque-source options: which measurement becomes joint torque, and drive gains from a payload run.
+"""Reading a recording and its torque source, for ``identify`` and ``validate`` alike.
 
-``--torque-source`` overrides the robot config's ``torque_source.kind``. With ``motor_current``,
-``--payload-data FILE --payload-mass KG`` identifies the drive gains jointly with the base
-parameters (`motor_ident.core.estimation.drive_gains`); without a payload run the config's gains
-are used, and a config without gains is refused (the scale of currents is not identifiable).
+`read_recording` reads DATA, ``--payload-data`` and ``--validate-on`` (bag or CSV / NPZ);
+`apply_torque_source` turns the measurement into joint torque, the one conversion of
+identification and validation. ``--torque-source`` overrides the data spec's and the robot
+config's ``torque_source.kind``. With ``motor_current``, ``--payload-data FILE --payload-mass KG``
+identifies the drive gains jointly with the base parameters
+(`motor_ident.core.estimation.drive_gains`) and writes them with their std into the parameter
+file; ``--gains FILE`` uses the gains such a file holds (``validate`` reads those of the parameter
+file it validates); else the robot config's gains are used, and a config without gains is refused
+(the scale of currents is not identifiable).
 """
 
 from __future__ import annotations
@@ -13,9 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from motor_ident.commands import arguments
 
 if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --help stays light)
+    from motor_ident.core.actuators.torque_sources import TorqueConverter
     from motor_ident.core.estimation.drive_gains import DriveGainFit
     from motor_ident.core.rigid_body.regressor import Regressor
     from motor_ident.io.bags.series import BagData
@@ -23,28 +31,42 @@ if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --
     from motor_ident.io.robot_config import RobotConfig
 
 
-def add_torque_arguments(p: argparse.ArgumentParser) -> None:
-    """``--torque-source``, ``--payload-data``, ``--payload-mass``, ``--payload-frame`` and the bag topics they read."""
+def add_torque_arguments(p: argparse.ArgumentParser, *, payload: bool = True) -> None:
+    """``--torque-source``, ``--gains``, the bag topics, and (``payload``) ``--payload-data/-mass/-frame``."""
     p.add_argument(
         "--torque-source",
         metavar="joint_effort|motor_current|motor_pwm|ft_sensor",
-        help="where the joint torque comes from (default: the robot config's torque_source): joint_states.effort, "
-        "motor currents [A] x drive gains, PWM duty cycles through the motor model, or a 6-axis F/T sensor's wrench",
+        help="where the joint torque comes from (default: the data spec's, else the robot config's torque_source): "
+        "joint_states.effort, motor currents [A] x drive gains, PWM duty cycles through the motor model, or a "
+        "6-axis F/T sensor's wrench",
     )
     p.add_argument(
-        "--payload-data",
+        "--gains",
         metavar="FILE",
-        help="motor_current: a second recording of the same kind of motion carrying a payload of known mass "
-        "(read like DATA): the drive gains are identified with the base parameters",
+        help="motor_current: the drive gains of this parameter file (its drive_gains block, which identify "
+        "--payload-data ... --out FILE writes) instead of the robot config's",
     )
+    if payload:
+        p.add_argument(
+            "--payload-data",
+            metavar="FILE",
+            help="motor_current: a second recording of the same kind of motion carrying a payload of known mass "
+            "(read like DATA): the drive gains are identified with the base parameters and written with their "
+            "std into --out and --json",
+        )
+        p.add_argument(
+            "--payload-mass", type=arguments.POSITIVE, metavar="KG", help="mass of the payload of --payload-data [kg]"
+        )
+        p.add_argument(
+            "--payload-frame",
+            default="",
+            metavar="FRAME",
+            help="URDF frame the payload is attached to (default: the last joint's link)",
+        )
     p.add_argument(
-        "--payload-mass", type=arguments.POSITIVE, metavar="KG", help="mass of the payload of --payload-data [kg]"
-    )
-    p.add_argument(
-        "--payload-frame",
-        default="",
-        metavar="FRAME",
-        help="URDF frame the payload is attached to (default: the last joint's link)",
+        "--joint-states-topic",
+        default="/joint_states",
+        help="bags: topic of the joint states (sensor_msgs/JointState; effort = joint torque)",
     )
     p.add_argument(
         "--motor-states-topic",
@@ -79,11 +101,76 @@ def bag_joint_record(bag: BagData, args: argparse.Namespace, config: RobotConfig
 
 
 @dataclass
+class Recording:
+    """A recording as read, joints selected, before any preparation.
+
+    Attributes:
+        record: the samples on their recorded stamps, with the measurement the torque source needs.
+        warnings: what the reader had to skip or repair (damaged bags).
+        bag: the bag it came from (None for CSV / NPZ).
+    """
+
+    record: JointRecord
+    warnings: tuple[str, ...] = ()
+    bag: BagData | None = None
+
+
+def read_recording(
+    path: str,
+    args: argparse.Namespace,
+    config: RobotConfig,
+    spec: Any,
+    *,
+    progress: Callable[[float], None] | None = None,
+) -> Recording:
+    """A rosbag2 bag (the torque source's topics) or a CSV / NPZ file (through ``spec``), joints selected.
+
+    Every command reads DATA, ``--payload-data`` and ``--validate-on`` through this one function.
+    """
+    from motor_ident.commands.data_options import is_bag, read_file
+    from motor_ident.io.bags.read import read_bag
+    from motor_ident.io.bags.series import BagTopics
+
+    if not is_bag(path):
+        return Recording(read_file(path, spec).select(config.joints))
+    topics = BagTopics(joint_states=args.joint_states_topic, commands="", **bag_topic_names(args, config))
+    bag = read_bag(path, joints=config.joints, topics=topics, progress=progress)
+    return Recording(bag_joint_record(bag, args, config), bag.warnings, bag)
+
+
+def configured_gains(args: argparse.Namespace, config: RobotConfig, parameters: Any = None) -> tuple[RobotConfig, Any]:
+    """The robot config with the drive gains of this run, and those gains (a `DriveGains`) when not the config's.
+
+    ``--gains FILE`` wins; else the ``drive_gains`` block of ``parameters`` (a `ParameterSet`:
+    ``validate``'s parameter file); else the robot config's own (None returned). Only for
+    ``motor_current``.
+
+    Raises:
+        ConfigError: the file has no gains, or gains for other motors.
+    """
+    from motor_ident.io.params import drive_gains_of, load_drive_gains
+
+    if source_kind(args, config) != "motor_current":
+        return config, None
+    gains = None
+    if getattr(args, "gains", None):
+        gains = load_drive_gains(args.gains)
+    elif parameters is not None:
+        gains = drive_gains_of(parameters, str(getattr(args, "params", "") or "the parameter file"))
+    return (config, None) if gains is None else (config.with_drive_gains(gains), gains)
+
+
+@dataclass
 class TorqueOutcome:
-    """What the torque source did to a record: the converted record, and the drive gains when identified."""
+    """What the torque source did to a record: the converted record, the converter, the drive gains when identified.
+
+    Attributes:
+        notes: what was used (the drive gains and where from), for the user.
+    """
 
     record: JointRecord
     kind: str
+    converter: TorqueConverter
     notes: tuple[str, ...] = ()
     fit: DriveGainFit | None = None
     json: dict[str, Any] = field(default_factory=dict)
@@ -95,16 +182,21 @@ def apply_torque_source(
     config: RobotConfig,
     regressor: Regressor,
     record: JointRecord,
-    read_prepared: Callable[[str], JointRecord],
+    read_prepared: Callable[[str], JointRecord] | None = None,
+    *,
+    gains: Any = None,
 ) -> TorqueOutcome:
     """Joint torques of ``record`` (prepared: qd, qdd set) from its torque source; drive gains from a payload run.
 
+    The one conversion of ``identify`` (DATA), ``identify --validate-on`` and ``validate``.
+
     Args:
         args: the command line (``--torque-source``, ``--payload-*``).
-        config: the robot.
+        config: the robot, with the drive gains of this run (`configured_gains`).
         regressor: its full regressor.
         record: the prepared recording.
         read_prepared: reads and prepares another recording like ``record`` (the payload run).
+        gains: the `DriveGains` `configured_gains` put into ``config`` (None: the config's own).
 
     Raises:
         ConfigError: payload options without currents, a mass without data or the reverse.
@@ -115,6 +207,7 @@ def apply_torque_source(
     from motor_ident.core.actuators.torque_sources import UNITS, configured_side_gains
     from motor_ident.core.estimation.drive_gains import SCALE_NOT_IDENTIFIABLE
     from motor_ident.errors import ConfigError, EstimationError
+    from motor_ident.io.params import DriveGains
     from motor_ident.io.torque_record import with_joint_torque
 
     kind = source_kind(args, config)
@@ -128,50 +221,60 @@ def apply_torque_source(
             f"--payload-data identifies drive gains of motor currents: torque source is {kind!r}; "
             "add --torque-source motor_current"
         )
-    out = TorqueOutcome(record=record, kind=kind, json={"torque_source": kind, "torque_source_unit": UNITS[kind]})
+    out = TorqueOutcome(
+        record=record, kind=kind, converter=converter, json={"torque_source": kind, "torque_source_unit": UNITS[kind]}
+    )
+    side = config.torque_source.gain_side
+    std = None
     if kind == "motor_current" and payload_data is None:
         if not config.torque_source.gains_configured:
             raise EstimationError(SCALE_NOT_IDENTIFIABLE)
-        out.notes = (
-            "drive gains: the robot config's nominal values (not identified; --payload-data FILE --payload-mass KG "
-            "identifies them)",
-        )
+        origin = gains.origin if gains is not None else f"the robot config {config.source or config.name}"
+        out.notes = (f"drive gains [N m/A, {side} side] from {origin}",)
+        out.json["drive_gains_from"] = origin
+        if gains is not None and gains.std:
+            std = np.array([gains.std.get(m, np.nan) for m in motors])
+        values = np.asarray(config.torque_source.drive_gains, dtype=float)
     elif kind == "motor_current":
+        assert read_prepared is not None
         converter, out.fit = _identify_gains(args, config, regressor, record, read_prepared(str(payload_data)))
-        side = config.torque_source.gain_side
-        transmission = converter.transmission
-        gains = configured_side_gains(out.fit.gains, config.torque_source, transmission)
-        std = configured_side_gains(out.fit.gains_std, config.torque_source, transmission)
+        out.converter = converter
+        values = configured_side_gains(out.fit.gains, config.torque_source, converter.transmission)
+        std = configured_side_gains(out.fit.gains_std, config.torque_source, converter.transmission)
         out.json.update(
             {
-                "drive_gains": floats(gains),
-                "drive_gains_std": floats(std),
-                "drive_gain_side": side,
-                "drive_gain_motors": list(motors),
+                "drive_gains_from": "payload run",
                 "drive_gains_determined": [d.determined for d in out.fit.determination],
                 "drive_gain_notes": [d.reason for d in out.fit.determination],
                 "payload_mass": float(payload_mass),  # type: ignore[arg-type]
                 "payload_data": str(payload_data),
             }
         )
-        out.parameter_extra = {
-            "drive_gains": {
-                "side": side,
-                "unit": "N m/A",
-                "values": dict(zip(motors, floats(gains))),
-                "std": dict(zip(motors, floats(std))),
-            }
-        }
         print(
             f"drive gains [N m/A, {side} side] from the payload run ({payload_mass:g} kg), "
             "std from the sandwich covariance (residual correlation included):"
         )
-        for name, g, s, how in zip(motors, gains, std, out.fit.determination):
+        for name, g, s, how in zip(motors, values, std, out.fit.determination):
             print(f"  {name:<24}{g:12.6g} +- {s:.3g}" + ("" if how.determined else "   POORLY DETERMINED"))
         for name, how in zip(motors, out.fit.determination):
             if not how.determined:
                 print_wrapped("warning", f"drive gain of {name}: {how.reason}")
-    out.record = with_joint_torque(record, converter)
+    if kind == "motor_current":
+        out.json.update(
+            {
+                "drive_gains": floats(values),
+                "drive_gains_std": None if std is None else floats(std),
+                "drive_gain_side": side,
+                "drive_gain_motors": list(motors),
+            }
+        )
+        block = DriveGains(
+            values=dict(zip(motors, floats(values))),
+            side=side,
+            std={} if std is None else dict(zip(motors, floats(std))),
+        )
+        out.parameter_extra = {"drive_gains": block.block()}
+    out.record = with_joint_torque(record, out.converter)
     return out
 
 
@@ -212,17 +315,9 @@ def payload_reader(args: argparse.Namespace, config: RobotConfig, spec: Any) -> 
     """Reads and prepares the payload recording like DATA (bag or CSV / NPZ, ``--spec``, range, derivatives)."""
 
     def read(path: str) -> JointRecord:
-        from motor_ident.commands.data_options import preparation, read_file
-        from motor_ident.commands.identify import is_bag
-        from motor_ident.io.bags.read import read_bag
-        from motor_ident.io.bags.series import BagTopics
+        from motor_ident.commands.data_options import preparation
         from motor_ident.io.preprocess import prepare_record
 
-        if is_bag(path):
-            topics = BagTopics(joint_states=args.joint_states_topic, commands="", **bag_topic_names(args, config))
-            record = bag_joint_record(read_bag(path, joints=config.joints, topics=topics), args, config)
-        else:
-            record = read_file(path, spec).select(config.joints)
-        return prepare_record(record, preparation(args, spec))[0]
+        return prepare_record(read_recording(path, args, config, spec).record, preparation(args, spec))[0]
 
     return read

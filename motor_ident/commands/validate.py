@@ -7,6 +7,11 @@ The verdict checks per-joint acceptance limits: ``--max-rre`` / ``--min-r2``, el
 YAML's top-level ``acceptance: {max_rre: {elbow: 15, '*': 25}, min_r2: {...}}``, else RRE at most
 25 % on every joint; and that no joint is predicted worse than by the nominal model. Exit status
 1 when the verdict fails. ``identify --validate-on`` runs the same after fitting.
+
+The recording's measurement becomes joint torque exactly as in identification (``--torque-source``,
+the data spec's or the robot config's source; motor currents with the drive gains of ``--gains
+FILE``, else those the parameter file holds, else the robot config's), and the models are compared
+in joint torque on the recorded stamps.
 """
 
 from __future__ import annotations
@@ -26,13 +31,14 @@ from motor_ident.commands.common import floats, write_json
 from motor_ident.commands.data_options import (
     add_data_arguments,
     add_robot_argument,
-    load_prepared,
     load_robot,
     load_spec_arg,
     print_wrapped,
 )
+from motor_ident.commands.torque_options import add_torque_arguments
 
 if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --help stays light)
+    from motor_ident.core.actuators.torque_sources import TorqueConverter
     from motor_ident.core.rigid_body.base_params import BaseParameters
     from motor_ident.core.rigid_body.regressor import Regressor
     from motor_ident.io.params import ParameterSet
@@ -128,16 +134,55 @@ def validate_recording(
     *,
     report: str | Path | None,
     files: Mapping[str, str | Path | None],
+    converter: TorqueConverter | None = None,
+    gains: Any = None,
 ) -> dict[str, Any]:
-    """Predict ``data`` with ``theta`` and the nominal model; print, report, and return the JSON payload."""
+    """Predict ``data`` with ``theta`` and the nominal model; print, report, and return the JSON payload.
+
+    The recording is read and its measurement turned into joint torque exactly as identification
+    does (`read_recording`, `apply_torque_source`), and the models are compared in joint torque on
+    the recorded stamps (`prepare_record` with ``recorded_stamps``).
+
+    Args:
+        converter: the conversion identification used (``identify --validate-on``: its drive gains);
+            None builds it from ``args`` and ``config`` like ``identify`` does.
+        gains: the `DriveGains` put into ``config`` (`configured_gains`), for the notes.
+    """
+    from dataclasses import replace
+
+    from motor_ident.commands.data_options import preparation, spec_defaults
+    from motor_ident.commands.torque_options import apply_torque_source, read_recording
+    from motor_ident.core.actuators.torque_sources import UNITS
     from motor_ident.core.estimation.validation import judge, prediction_metrics
     from motor_ident.errors import DataError
+    from motor_ident.io.preprocess import prepare_record
+    from motor_ident.io.torque_record import with_joint_torque
 
     spec = load_spec_arg(args)
-    record, notes = load_prepared(data, tuple(config.joints), args, spec)
+    spec_defaults(args, spec)
+    recording = read_recording(data, args, config, spec)
+    how = replace(preparation(args, spec), recorded_stamps=True)
+    record, notes = prepare_record(recording.record, how)
+    notes = recording.warnings + notes
+    if getattr(args, "keep_origin", ""):
+        notes += (f"{data}: range from {args.keep_origin}",)
+    if converter is None:
+        torque = apply_torque_source(args, config, regressor, record, gains=gains)
+        record, converter, notes = torque.record, torque.converter, notes + torque.notes
+    else:
+        record = with_joint_torque(record, converter)
     assert record.qd is not None and record.qdd is not None
     if not np.all(np.isfinite(record.tau)):
-        raise DataError(f"{data}: the torque holds NaN: map tau.<joint> columns (or convert the torque source first)")
+        raise DataError(
+            f"{data}: the joint torque from torque source {converter.kind!r} holds NaN: the recording lacks the "
+            f"measurement it converts ({converter.needs}), or a joint the source cannot observe"
+        )
+    unit = UNITS[converter.kind]
+    compared = (
+        "joint torque [N m]"
+        if converter.kind == "joint_effort"
+        else f"joint torque [N m] converted from {converter.kind} [{unit}] as identification does"
+    )
     predicted = _predict(regressor, theta, record.q, record.qd, record.qdd)
     nominal = _predict(regressor, config.nominal_parameters(regressor), record.q, record.qd, record.qdd)
     metrics = prediction_metrics(record.tau, predicted)
@@ -147,7 +192,7 @@ def validate_recording(
     prov = provenance(config, {**files, "validation_data": data, "spec": getattr(args, "spec", None)})
     for note in notes:
         print_wrapped("note", note)
-    print(f"validation on {data} ({record.t.size} samples), identified vs nominal model:")
+    print(f"validation on {data} ({record.t.size} recorded samples), identified vs nominal model, in {compared}:")
     print(f"{'joint':<24}{'RRE %':>9}{'nominal %':>11}{'R2':>9}{'R2 unc.':>9}{'RMSE':>10}{'NRMSE':>9}")
     for j, name in enumerate(config.joints):
         print(
@@ -185,6 +230,8 @@ def validate_recording(
         "data": str(data),
         "joints": list(config.joints),
         "n_samples": int(record.t.size),
+        "compared_in": compared,
+        "torque_source": converter.kind,
         "rre_per_joint": floats(metrics.rre),
         "r2_per_joint": floats(metrics.r2),
         "r2_uncentred_per_joint": floats(metrics.r2_uncentred),
@@ -286,6 +333,53 @@ def write_urdf(path: str, config: RobotConfig, regressor: Regressor, theta: np.n
     return {"path": str(done.path), "max_torque_error": done.max_torque_error, "comments": list(done.comments)}
 
 
+def add_validate_on_arguments(p: argparse.ArgumentParser) -> None:
+    """``identify``'s ``--validate-on`` and how that recording is read and cropped."""
+    p.add_argument(
+        "--validate-on",
+        metavar="DATA2",
+        help="then predict this separate recording with the identified and the nominal model, its measurement "
+        "converted to joint torque like DATA's (same torque source and drive gains): metrics, verdict and "
+        "provenance under 'validation' in --json, a page in <report>/validation/; exit 1 when the verdict fails",
+    )
+    p.add_argument(
+        "--validate-spec",
+        metavar="SPEC",
+        help="data spec of DATA2, with its own keep: range (default: --spec, keep: included; --keep-time and "
+        "--keep-samples apply to DATA only)",
+    )
+    keep = p.add_mutually_exclusive_group()
+    keep.add_argument(
+        "--validate-keep-time", metavar="START:STOP", help="DATA2: keep only this time range [s], like --keep-time"
+    )
+    keep.add_argument(
+        "--validate-keep-samples", metavar="FIRST:STOP", help="DATA2: keep only these samples, like --keep-samples"
+    )
+
+
+def validate_on_args(args: argparse.Namespace) -> argparse.Namespace:
+    """The options of ``--validate-on``'s recording: its own spec and range, DATA's other preparation.
+
+    ``keep_origin`` says where the kept range comes from (printed with the validation notes).
+    """
+    out = argparse.Namespace(**vars(args))
+    out.spec = args.validate_spec or args.spec
+    out.keep_time, out.keep_samples = args.validate_keep_time, args.validate_keep_samples
+    if args.validate_keep_time or args.validate_keep_samples:
+        flag = "time" if args.validate_keep_time else "samples"
+        out.keep_origin = f"--validate-keep-{flag} {args.validate_keep_time or args.validate_keep_samples}"
+    elif args.validate_spec:
+        out.keep_origin = f"--validate-spec {args.validate_spec} (its keep:, or the whole recording)"
+    elif args.spec:
+        out.keep_origin = (
+            f"the data spec {args.spec} (its keep:, or the whole recording; --validate-keep-time, "
+            "--validate-keep-samples or --validate-spec give DATA2 another)"
+        )
+    else:
+        out.keep_origin = "the whole recording (--keep-time / --keep-samples apply to DATA only)"
+    return out
+
+
 def add_verdict_arguments(p: argparse.ArgumentParser) -> None:
     """``--max-rre`` and ``--min-r2``."""
     p.add_argument(
@@ -301,13 +395,24 @@ def add_verdict_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Predict a recording with identified parameters; exit 1 when the verdict fails."""
+    from motor_ident.commands.data_options import spec_defaults
+    from motor_ident.commands.torque_options import configured_gains
     from motor_ident.io.params import load_parameters
 
     config = load_robot(args.robot)
+    spec_defaults(args, load_spec_arg(args))
     regressor = config.build_regressor()
     params = load_parameters(args.params, expected_names=regressor.names)
+    config, gains = configured_gains(args, config, params)
     payload = validate_recording(
-        config, regressor, params.values, args.data, args, report=args.report, files={"parameters": args.params}
+        config,
+        regressor,
+        params.values,
+        args.data,
+        args,
+        report=args.report,
+        files={"parameters": args.params, "gains": getattr(args, "gains", None)},
+        gains=gains,
     )
     payload = {"robot": config.name, "parameters": str(args.params), "method": params.method, **payload}
     if args.urdf_out:
@@ -325,9 +430,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("params", help="identified parameters (the YAML identify --out writes)")
-    p.add_argument("data", help="the recording to predict: .csv (see --spec) or .npz")
+    p.add_argument(
+        "data", help="the recording to predict: .csv (see --spec), .npz, or a rosbag2 bag (directory, .mcap or .db3)"
+    )
     add_robot_argument(p)
     add_data_arguments(p)
+    add_torque_arguments(p, payload=False)
     add_verdict_arguments(p)
     p.add_argument("--json", help="write metrics, verdict and provenance to this JSON file")
     p.add_argument("--report", metavar="DIR", help="write the validation page (index.html + PNGs) here")

@@ -16,7 +16,8 @@ A data spec is a YAML file that maps the columns of a log to motor_ident's canon
       current.elbow: 11                         # a bare column: SI units
     torque_source: joint_effort  # which field is the torque (joint_effort, motor_current, ...)
     keep: {time: [2.0, 32.0]}    # seconds from the first sample; or {samples: [200, 3200]}
-    resample_hz: 100             # optional; non-uniform stamps are always resampled (median step)
+    resample_hz: 100             # optional; non-uniform stamps are resampled (median step) unless
+    resample: none               # none: keep the recorded stamps (default auto)
     differentiation: {method: savgol, window_s: 0.05}   # or {method: butterworth, cutoff_hz: 10}
                                                         # filter_torque: true|false
     topics: {joint_states: /joint_states}              # bags: topics to read
@@ -97,6 +98,7 @@ _KEYS = {
     "torque_source",
     "keep",
     "resample_hz",
+    "resample",
     "differentiation",
     "topics",
 }
@@ -264,6 +266,7 @@ def spec_from_dict(doc: Any, path: Path | None = None) -> DataSpec:
             keep=_keep(doc.get("keep")),
             resample_hz=resample,
             differentiation=differentiation_from_dict(doc.get("differentiation")),
+            resample=str(doc.get("resample", "auto")),
         ),
         topics=None if topics is None else dict(topics),
     )

@@ -14,6 +14,15 @@ Layout::
       values: [...]
       std: [...]
     metrics: {r2_per_joint: [...], condition_number: ..., ...}
+    drive_gains:                     # motor currents: the gains identified from a payload run
+      side: motor                    # the robot config's gain_side
+      unit: N m/A
+      values: {motor_name: ..., ...}
+      std: {motor_name: ..., ...}
+
+`load_drive_gains` reads the ``drive_gains`` block back: ``identify --gains FILE``, ``validate``
+(from the parameter file it validates) and the identifier node's ``drive_gains_file`` convert
+currents with it, so identified gains never have to be copied into a robot YAML.
 """
 
 from __future__ import annotations
@@ -45,6 +54,72 @@ class ParameterSet:
     robot: str = ""
     method: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class DriveGains:
+    """Drive gains of motor currents, as a parameter file's ``drive_gains`` block holds them.
+
+    Attributes:
+        values: gain per motor name [N m/A], on ``side``.
+        side: ``joint`` (gearbox output) or ``motor`` (rotor, times the gear ratio).
+        std: standard deviation per motor name [N m/A] (empty when unknown).
+        origin: where they were read from (a path), for notes.
+    """
+
+    values: dict[str, float]
+    side: str
+    std: dict[str, float] = field(default_factory=dict)
+    origin: str = ""
+
+    def block(self) -> dict[str, Any]:
+        """The ``drive_gains`` block of a parameter file."""
+        out: dict[str, Any] = {"side": self.side, "unit": "N m/A", "values": dict(self.values)}
+        if self.std:
+            out["std"] = dict(self.std)
+        return out
+
+
+def drive_gains_of(params: ParameterSet, origin: str = "") -> DriveGains | None:
+    """The ``drive_gains`` block of a loaded parameter file (None when it has none).
+
+    Raises:
+        ConfigError: the block is malformed (the message names the key).
+    """
+    block = params.extra.get("drive_gains")
+    if block is None:
+        return None
+    return _drive_gains(block, origin)
+
+
+def load_drive_gains(path: str | Path) -> DriveGains:
+    """The drive gains a parameter file holds (``identify --payload-data ... --out FILE`` writes them).
+
+    Raises:
+        ConfigError: missing or unreadable file, or a file without a ``drive_gains`` block.
+    """
+    doc = read_yaml(Path(path))
+    block = doc.get("drive_gains") if isinstance(doc, Mapping) else None
+    if block is None:
+        raise ConfigError(
+            f"{path}: no drive_gains block (identify --payload-data FILE --payload-mass KG --out {path} writes one)"
+        )
+    return _drive_gains(block, str(path))
+
+
+def _drive_gains(block: Any, origin: str) -> DriveGains:
+    key = f"{origin or 'parameter file'}: drive_gains"
+    if not isinstance(block, Mapping) or not isinstance(block.get("values"), Mapping):
+        raise ConfigError(f"{key} = {block!r}: expected {{side: joint|motor, values: {{motor: gain}}, std: ...}}")
+    side = str(block.get("side", "joint"))
+    if side not in ("joint", "motor"):
+        raise ConfigError(f"{key}.side = {side!r}: expected 'joint' or 'motor'")
+    try:
+        values = {str(k): float(v) for k, v in block["values"].items()}
+        std = {str(k): float(v) for k, v in (block.get("std") or {}).items()}
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key}: expected numbers [N m/A]") from None
+    return DriveGains(values=values, side=side, std=std, origin=origin)
 
 
 def _floats(values: Sequence[float] | FloatArray) -> list[float]:

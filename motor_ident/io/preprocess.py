@@ -8,9 +8,15 @@
    the steps differ from their median by more than 5 %, or a rate is asked for, every signal is
    interpolated onto a uniform grid (`motor_ident.core.estimation.signals.resample_uniform`) at
    the median step or the asked rate: positions by a cubic spline (their second derivative is
-   used), torques and the other measurements linearly. The note returned says so.
+   used), and every measurement linearly — measured velocities included: a spline through a
+   joint at rest overshoots around its exact zeros, and a sign-based friction model then sees
+   Coulomb friction where the joint stood still. ``resample: none`` keeps the recorded stamps
+   (the Savitzky-Golay fit runs on them). The note returned says what was done to each signal.
 3. **derivatives**: missing velocities and accelerations by the chosen zero-phase filter
    (`Differentiation`), and the torque through the same filter when asked.
+4. **recorded stamps** (``recorded_stamps``, for validation metrics): the derivatives computed on
+   the grid are brought back onto the recorded stamps (cubic spline of the smooth filter
+   outputs), and every recorded measurement is kept as recorded.
 """
 
 from __future__ import annotations
@@ -92,6 +98,10 @@ class KeepRange:
         return (x >= lo - abs(tol)) & (x <= hi + tol)
 
 
+RESAMPLE_MODES = ("auto", "none")
+"""``Preparation.resample``: resample non-uniform stamps (or at an asked rate), or never."""
+
+
 @dataclass(frozen=True)
 class Preparation:
     """How `prepare_record` treats a record (from the CLI and / or a data spec).
@@ -101,11 +111,23 @@ class Preparation:
         resample_hz: uniform rate to resample to [Hz]; None resamples only non-uniform stamps,
             at their median step.
         differentiation: the zero-phase filter for velocities and accelerations.
+        resample: ``auto`` (non-uniform stamps, or a ``resample_hz``, resample) or ``none``
+            (keep the recorded stamps; derivatives by Savitzky-Golay on them).
+        recorded_stamps: return the record on its recorded stamps (measurements as recorded,
+            derivatives from the grid) even when it was resampled: what validation metrics use.
     """
 
     keep: KeepRange | None = None
     resample_hz: float | None = None
     differentiation: Differentiation = Differentiation()
+    resample: str = "auto"
+    recorded_stamps: bool = False
+
+    def __post_init__(self) -> None:
+        if self.resample not in RESAMPLE_MODES:
+            raise ConfigError(f"resample = {self.resample!r}: expected one of {list(RESAMPLE_MODES)}")
+        if self.resample == "none" and self.resample_hz is not None:
+            raise ConfigError(f"resample none and a resample rate ({self.resample_hz:g} Hz) contradict each other")
 
 
 def _series_fields(record: JointRecord) -> list[str]:
@@ -136,12 +158,15 @@ def keep_range(record: JointRecord, keep: KeepRange) -> JointRecord:
     return replace(record, t=record.t[mask], **changes)  # type: ignore[arg-type]  # per-sample arrays only
 
 
-SMOOTH_FIELDS = ("q", "qd")
-"""Fields resampled by a cubic spline (differentiated afterwards); the others linearly."""
+SMOOTH_FIELDS: tuple[str, ...] = ("q",)
+"""Fields resampled by a cubic spline (positions: differentiated twice afterwards); the others
+linearly, measured velocities included (a spline would overshoot around the exact zeros of a
+joint at rest)."""
 
 
 def resample_record(record: JointRecord, grid: np.ndarray) -> JointRecord:
-    """Every per-sample array of ``record`` interpolated onto ``grid`` (M,) [s] (`SMOOTH_FIELDS` by cubic spline)."""
+    """Every per-sample array of ``record`` interpolated onto ``grid`` (M,) [s] (`SMOOTH_FIELDS` by cubic spline,
+    the rest linearly)."""
     changes = {
         name: resample_uniform(record.t, getattr(record, name), grid, cubic=name in SMOOTH_FIELDS)
         for name in _series_fields(record)
@@ -149,36 +174,80 @@ def resample_record(record: JointRecord, grid: np.ndarray) -> JointRecord:
     return replace(record, t=grid, **changes)  # type: ignore[arg-type]  # per-sample arrays only
 
 
+def _take(record: JointRecord, mask: np.ndarray) -> JointRecord:
+    changes = {name: getattr(record, name)[mask] for name in _series_fields(record)}
+    return replace(record, t=record.t[mask], **changes)  # type: ignore[arg-type]  # per-sample arrays only
+
+
+def resampling_note(record: JointRecord, grid: np.ndarray) -> str:
+    """What resampling onto ``grid`` does to each signal of ``record``, in one sentence."""
+    steps = np.diff(record.t)
+    linear = [
+        label
+        for name, label in (
+            ("qd", "measured velocities"),
+            ("tau", "torques"),
+            ("current", "currents"),
+            ("pwm", "duty cycles"),
+            ("wrench", "the wrench"),
+        )
+        if getattr(record, name, None) is not None and (name != "tau" or record.tau_measured)
+    ]
+    return (
+        f"time stamps resampled onto a uniform {1e3 * (grid[1] - grid[0]):.4g} ms grid "
+        f"({record.t.size} stamps with steps of {1e3 * steps.min():.3g}-{1e3 * steps.max():.3g} ms -> {grid.size} "
+        f"samples): positions by cubic spline, {', '.join(linear) or 'the other signals'} linearly "
+        "(--resample none keeps the recorded stamps)"
+    )
+
+
 def prepare_record(record: JointRecord, preparation: Preparation) -> tuple[JointRecord, tuple[str, ...]]:
     """Keep a range, make the stamps uniform, fill qd / qdd (module docstring).
 
     Returns:
-        The record with ``qd`` and ``qdd`` set, on uniform stamps, and notes saying what was done
-        to it (range kept, resampling, differentiation).
+        The record with ``qd`` and ``qdd`` set — on uniform stamps, or on the recorded ones with
+        ``resample: none`` or ``recorded_stamps`` — and notes saying what was done to it (range
+        kept, resampling of each signal, differentiation).
 
     Raises:
         DataError: stamps not increasing, too few samples, or a range that keeps too little.
+        ConfigError: Butterworth differentiation on non-uniform stamps without resampling.
     """
     notes: list[str] = []
     if preparation.keep is not None:
         before = record.t.size
         record = keep_range(record, preparation.keep)
         notes.append(f"kept {preparation.keep.describe()}: {record.t.size} of {before} samples")
-    steps = np.diff(check_increasing(record.t))
-    if preparation.resample_hz is not None or not is_uniform(record.t):
+    check_increasing(record.t)
+    recorded = record
+    resample = preparation.resample != "none" and (preparation.resample_hz is not None or not is_uniform(record.t))
+    if resample:
         grid = uniform_grid(record.t, preparation.resample_hz)
-        notes.append(
-            "time stamps resampled (positions by cubic spline, the rest linearly) onto a uniform "
-            f"{1e3 * (grid[1] - grid[0]):.4g} ms grid "
-            f"({record.t.size} stamps with steps of {1e3 * steps.min():.3g}-{1e3 * steps.max():.3g} ms -> "
-            f"{grid.size} samples)"
-        )
+        notes.append(resampling_note(record, grid))
         record = resample_record(record, grid)
+    elif not is_uniform(record.t):
+        notes.append(f"non-uniform time stamps kept as recorded ({record.t.size} samples, resample: none)")
     how = preparation.differentiation
     needs_derivatives = record.qd is None or record.qdd is None
     record = record.with_derivatives(differentiation=how)
     if how.filter_torque:
         record = replace(record, tau=how.derivatives(record.t, record.tau)[0])
     if needs_derivatives or how.filter_torque:
-        notes.append(f"derivatives: {how.describe()}")
+        notes.append(f"derivatives: {how.describe()}" + (" on the recorded stamps" if not resample else ""))
+    if resample and preparation.recorded_stamps:
+        record = _on_recorded_stamps(recorded, record, filtered_torque=how.filter_torque)
+        notes.append(f"compared on the {record.t.size} recorded stamps (derivatives brought back from the grid)")
     return record, tuple(notes)
+
+
+def _on_recorded_stamps(recorded: JointRecord, gridded: JointRecord, *, filtered_torque: bool) -> JointRecord:
+    """``recorded``'s samples inside the grid's span, with the grid's derivatives (and filtered torque)."""
+    inside = _take(recorded, recorded.t <= gridded.t[-1] + 1e-12)
+
+    def back(x: np.ndarray) -> np.ndarray:
+        return resample_uniform(gridded.t, x, inside.t, cubic=True)
+
+    assert gridded.qd is not None and gridded.qdd is not None
+    qd = inside.qd if inside.qd is not None else back(gridded.qd)
+    tau = back(gridded.tau) if filtered_torque else inside.tau
+    return replace(inside, qd=qd, qdd=back(gridded.qdd), tau=tau)

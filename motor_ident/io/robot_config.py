@@ -62,6 +62,7 @@ from motor_ident.core.rigid_body.model import RobotModel, load_robot_model
 from motor_ident.core.rigid_body.regressor import Regressor
 from motor_ident.errors import ConfigError
 from motor_ident.io.floating_base_config import FloatingBaseConfig, floating_base_from_dict
+from motor_ident.io.params import DriveGains
 from motor_ident.io.urdf_paths import EXAMPLE_ROBOT_PREFIX, example_robot_urdf
 from motor_ident.io.urdf_robot import urdf_robot_mapping
 from motor_ident.schema import read_yaml, require_mapping
@@ -125,6 +126,21 @@ class RobotConfig:
             if joint not in coupled_joints:
                 by_motor[joint] = drive  # an uncoupled joint's motor is named after the joint
         return tuple(by_motor[m] for m in self.build_transmission().motors)
+
+    def with_drive_gains(self, gains: DriveGains) -> RobotConfig:
+        """This config with other drive gains (identified ones, from a parameter file) on their side.
+
+        Raises:
+            ConfigError: the gains do not name exactly this robot's motors.
+        """
+        motors = self.build_transmission().motors
+        if set(gains.values) != set(motors):
+            raise ConfigError(
+                f"{gains.origin or 'drive gains'}: gains for motors {sorted(gains.values)}; "
+                f"the robot {self.name} has motors {list(motors)}"
+            )
+        source = replace(self.torque_source, drive_gains=tuple(gains.values[m] for m in motors), gain_side=gains.side)
+        return replace(self, torque_source=source)
 
     def torque_converter(self, kind: str | None = None, robot: RobotModel | None = None) -> TorqueConverter:
         """The conversion of this robot's measurements to joint torques (`torque_source`, or ``kind``).

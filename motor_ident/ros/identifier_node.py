@@ -2,7 +2,8 @@
 
 Subscribes ``joint_states``, and what its torque source needs (``torque_source``, default the robot
 config's; `motor_ident.ros.torque_inputs`): ``motor_states`` (currents or duty cycles) or
-``ft_sensor/wrench``, paired with the joint states by stamp; feeds
+``ft_sensor/wrench``, paired with the joint states by stamp (currents times the drive gains of
+``drive_gains_file``, a parameter file ``identify --payload-data`` wrote, else the robot config's); feeds
 `motor_ident.core.estimation.online.OnlineIdentifier` (the same regressor, base parameters and least
 squares as ``motor-ident identify``). A secondary topic silent for ``secondary_timeout`` closes the
 gate, with the topic named in /diagnostics. Publishes:
@@ -42,7 +43,7 @@ from std_msgs.msg import Bool, Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 
 from motor_ident.errors import ConfigError
-from motor_ident.io.params import ParameterSet, load_parameters, save_parameters
+from motor_ident.io.params import ParameterSet, load_drive_gains, load_parameters, save_parameters
 from motor_ident.ros.common import (
     IDENTIFIER_STATE_QOS,
     LATCHED_QOS,
@@ -83,6 +84,8 @@ class IdentifierNode(ManagedNode):
         """Configure: robot, regressor, estimator (the SDP compiled here), publishers, services."""
         self.settings = self.declared(IdentifierSettings, self._apply)
         self.config = load_robot(self.settings.robot)
+        if self.settings.drive_gains_file:
+            self.config = self.config.with_drive_gains(load_drive_gains(self.settings.drive_gains_file))
         settings = self.settings.core
         gate = settings.gate
         self.parameters_file = self.settings.parameters_file
@@ -116,9 +119,11 @@ class IdentifierNode(ManagedNode):
         self._last_fit: object = None  # the fit last published
         self.gate_history: list[tuple[float, bool]] = []
         self.get_logger().info(
-            f"identifying {len(self.names)} base parameters of {self.config.name}; window {settings.window}, "
+            f"identifying {len(self.names)} base parameters of {self.config.name}; window "
+            f"{settings.window_duration:g} s of samples at about {settings.sample_rate:g} Hz, "
             f"gate R2 >= {gate.r2_threshold}"
         )
+        self._counts_logged = False
 
     def start_commanding(self) -> None:
         """Activate: the nominal model goes out (latched), then the joint states and the torque source are read."""
@@ -162,6 +167,9 @@ class IdentifierNode(ManagedNode):
         if not self.core.add_sample(t, q, qd, tau):  # unreachable for checked samples; counted if not
             self.drops.add(Reason(f"sample at {t:.3f} s refused by the estimator", "refused by the estimator"))
             return
+        if not self._counts_logged and self.core.counts is not None:
+            self._counts_logged = True
+            self.get_logger().info(self.core.counts.describe())
         fit = self.core.fit
         if fit is not None and fit is not self._last_fit:
             self._last_fit = fit
@@ -272,6 +280,7 @@ class IdentifierNode(ManagedNode):
             "reason": core.gate.reason,
             "active_model": "identified" if core.gate_open else f"nominal ({self.nominal_source})",
             "buffer_fill": f"{core.window.count}/{core.window.window}",
+            "stream": "measuring its rate" if core.counts is None else core.counts.describe(),
             "samples_used": core.samples_used,
             "equations_near_rest_per_joint": core.samples_near_rest.tolist(),  # left out by min_velocity
             **self.drops.diagnostic_values(),

@@ -142,7 +142,7 @@ def run_scenario(
         scenario: scenario name (``config/scenarios/<name>.yaml``) or parameter file path.
         duration: simulated seconds to run (the simulated robot's ``duration`` parameter).
         lockstep: step the simulator on each command (faster than real time) instead of in real time.
-        overrides: extra parameters per node name, e.g. ``{"identifier": {"window": 300}}``.
+        overrides: extra parameters per node name, e.g. ``{"identifier": {"window_duration": 3.0}}``.
         progress: called about twice a second with the partial result.
         wall_timeout: stop after this many wall seconds of simulation anyway (default: 20 x
             duration + 30).

@@ -86,6 +86,11 @@ class IdentifierSettings:
         "motor_states.effort as currents or duty cycles, or the F/T wrench",
         choices=("", *TORQUE_SOURCES),
     )
+    drive_gains_file: str = setting(
+        "",
+        "motor_current: drive gains from this parameter file's drive_gains block (identify --payload-data ... "
+        "--out FILE writes it); '' = the robot config's",
+    )
     motor_states_topic: str = setting("motor_states", "motor_current / motor_pwm: the drives' readings")
     wrench_topic: str = setting("ft_sensor/wrench", "ft_sensor: the sensor's WrenchStamped")
     align_tolerance: float = setting(

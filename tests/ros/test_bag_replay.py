@@ -58,7 +58,7 @@ def test_replayed_bag_gives_the_offline_estimate_and_a_loop_resets_cleanly(bag: 
             context=context,
             parameter_overrides=[
                 Parameter("robot", value="valkyrie_arm"),
-                Parameter("window", value=WINDOW),
+                Parameter("window_duration", value=WINDOW / 100.0),
                 Parameter("use_sim_time", value=True),
                 Parameter("nominal_inertia_scale", value=1.3),
             ],

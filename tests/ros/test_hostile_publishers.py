@@ -36,7 +36,7 @@ JOINTS = ("j1", "j2", "j3")
 IDENTIFIER, FEEDFORWARD = "motor_ident: identifier", "motor_ident: feedforward"
 # A 2 s window: the gate can open at 2.02 s of simulated time (measured without a hostile
 # publisher); 4 s leave room for an identifier process that lags the lockstep loop when loaded.
-RUN = {"duration": 4.0, "lockstep": True, "overrides": {"identifier": {"window": 200}}}
+RUN = {"duration": 4.0, "lockstep": True, "overrides": {"identifier": {"window_duration": 2.0}}}
 
 
 def _reason(msg, index: JointIndex, stamps: StampOrder, fields=("position", "velocity", "effort")) -> str:
@@ -226,7 +226,7 @@ def test_identifier_keeps_its_buffer_under_strays_and_restarts_on_a_bag_loop(ros
     real clock restart (bag loop) empties it once."""
     from motor_ident.ros.identifier_node import IdentifierNode
 
-    node = ros.add(IdentifierNode, require_consistent=False, window=100)
+    node = ros.add(IdentifierNode, require_consistent=False, window_duration=1.0)
     joints = list(node.config.joints)
     t, q, qd, tau = _robot_states(node.config, 1.0)
     for k in range(t.size):

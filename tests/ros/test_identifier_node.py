@@ -39,7 +39,7 @@ def test_save_then_reload_as_nominal(ros, tmp_path: Path) -> None:
     from std_srvs.srv import Trigger
 
     path = tmp_path / "identified.yaml"
-    node = _node(ros, parameters_file=str(path), window=300)
+    node = _node(ros, parameters_file=str(path), window_duration=3.0)
     _feed(node)
     assert node.core.gate_open, node.core.gate.reason
     response = node._on_save(Trigger.Request(), Trigger.Response())
@@ -65,7 +65,7 @@ def test_use_nominal_and_reset_services(ros) -> None:
     """use_nominal forces the nominal model; reset empties the buffer and closes the gate."""
     from std_srvs.srv import SetBool, Trigger
 
-    node = _node(ros, window=300)
+    node = _node(ros, window_duration=3.0)
     _feed(node)
     assert node.core.gate_open
     node._on_use_nominal(SetBool.Request(data=True), SetBool.Response())
@@ -82,9 +82,23 @@ def test_saved_file_is_valid_yaml_with_names(ros, tmp_path: Path) -> None:
     from std_srvs.srv import Trigger
 
     path = tmp_path / "p.yaml"
-    node = _node(ros, parameters_file=str(path), window=300)
+    node = _node(ros, parameters_file=str(path), window_duration=3.0)
     _feed(node, 4.0)
     node._on_save(Trigger.Request(), Trigger.Response())
     doc = yaml.safe_load(path.read_text())
     assert doc["parameters"]["names"] == list(node.regressor.names)
     assert np.all(np.isfinite(doc["parameters"]["values"]))
+
+
+def test_drive_gains_come_from_a_parameter_file(ros, tmp_path: Path) -> None:
+    """drive_gains_file: currents are converted with the gains identify wrote, not the robot config's."""
+    from motor_ident.io.params import DriveGains, ParameterSet, save_parameters
+
+    motors = ("shoulder_extensor", "shoulder_adductor", "upper_arm_rotation", "elbow")
+    gains = DriveGains(
+        values=dict(zip(motors, (0.11, 0.12, 0.13, 0.14))), side="motor", std=dict.fromkeys(motors, 1e-3)
+    )
+    path = tmp_path / "identified.yaml"
+    save_parameters(path, ParameterSet(names=("a",), values=np.zeros(1), extra={"drive_gains": gains.block()}))
+    node = _node(ros, torque_source="motor_current", drive_gains_file=str(path))
+    np.testing.assert_allclose(node.inputs.converter.drive_gains, 100.0 * np.array([0.11, 0.12, 0.13, 0.14]))

@@ -60,7 +60,11 @@ PROBES = {
     "elastic_sim": Probe("xin_bench", "motor_states", "joint_state", parameters=("lockstep:=true",)),
     # every state into the buffer and a refit every 10: ~/parameters after a fraction of a second
     "identifier": Probe(
-        "valkyrie_arm", "identifier/parameters", "array", ("joint_states",), ("decimation:=1", "refit_every:=10")
+        "valkyrie_arm",
+        "identifier/parameters",
+        "array",
+        ("joint_states",),
+        ("sample_rate:=1000.0", "refit_period:=0.01"),
     ),
     "feedforward": Probe("valkyrie_arm", "effort_controller/commands", "array", ("joint_states",)),
     "excitation": Probe("valkyrie_arm", "feedforward/reference", "trajectory", ("joint_states",)),
@@ -330,7 +334,7 @@ def test_node_process_exits_cleanly(node_runs, node: str, mode: str) -> None:
 def test_run_processes_reaches_an_open_gate(tmp_path) -> None:
     """``motor-ident run FILE --processes``: the valkyrie_arm nodes, each in its own process in
     lockstep, open the gate with finite commands, and each process ends on the runner's SIGINT with
-    exit code 0. The buffer is 2 s (window 200) so the gate can open at 2 s instead of 5 s.
+    exit code 0. The buffer is 2 s (window_duration 2) so the gate can open at 2 s instead of 5 s.
 
     Commands are counted by the recorder in the runner's process, which may fall behind on a busy
     machine and miss some (its command subscription keeps only the latest): half the states is
@@ -344,7 +348,7 @@ def test_run_processes_reaches_an_open_gate(tmp_path) -> None:
 
     duration = 5.0
     content = yaml.safe_load((REPO / "config" / "scenarios" / "valkyrie_arm.yaml").read_text())
-    content["identifier"]["ros__parameters"]["window"] = 200
+    content["identifier"]["ros__parameters"]["window_duration"] = 2.0
     scenario = tmp_path / "valkyrie_arm_short_window.yaml"
     scenario.write_text(yaml.safe_dump(content))
     out = tmp_path / "run"

@@ -33,12 +33,12 @@ def identifier(ros_context):
 
 
 def test_descriptor_carries_unit_range_and_read_only(identifier) -> None:
-    """window: integer range 1..100000, unit and restart note in the description; not read-only
+    """window_duration: range 0..3600, unit and restart note in the description; not read-only
     (a managed node takes it while unconfigured: test_reconfigure_applies_new_parameters)."""
-    d = identifier.describe_parameter("window")
+    d = identifier.describe_parameter("window_duration")
     assert not d.read_only
-    assert (d.integer_range[0].from_value, d.integer_range[0].to_value) == (1, 100000)
-    assert "[samples]" in d.description and "[restart to change]" in d.description
+    assert (d.floating_point_range[0].from_value, d.floating_point_range[0].to_value) == (0.0, 3600.0)
+    assert "[s]" in d.description and "[restart to change]" in d.description
     r2 = identifier.describe_parameter("r2_threshold")
     assert not r2.read_only
     assert (r2.floating_point_range[0].from_value, r2.floating_point_range[0].to_value) == (0.0, 1.0)
@@ -46,14 +46,14 @@ def test_descriptor_carries_unit_range_and_read_only(identifier) -> None:
 
 
 def test_read_only_parameter_refused_with_reason(identifier) -> None:
-    """Setting window while configured is refused, naming it and how to change it; the buffer keeps its size."""
+    """Setting window_duration while configured is refused, naming how to change it; the buffer keeps its size."""
     from rclpy.parameter import Parameter
 
-    (result,) = identifier.set_parameters([Parameter("window", value=800)])
+    (result,) = identifier.set_parameters([Parameter("window_duration", value=8.0)])
     assert not result.successful
-    assert "window" in result.reason and "apply at configure" in result.reason
-    assert identifier.get_parameter("window").value == 500
-    assert identifier.core.config.window == 500
+    assert "window_duration" in result.reason and "apply at configure" in result.reason
+    assert identifier.get_parameter("window_duration").value == 5.0
+    assert identifier.core.config.window_duration == 5.0
 
 
 def test_live_parameter_applied_to_the_gate(identifier) -> None:
@@ -85,7 +85,7 @@ def test_integer_for_a_float_refused_at_start(ros_context) -> None:
 
 
 def test_out_of_range_start_value_refused_in_the_settings_words(ros_context) -> None:
-    """window: 0 at start is refused with the schema's range, as the scenario loader words it."""
+    """window_duration: 0 at start is refused with the schema's range, as the scenario loader words it."""
     from rclpy.parameter import Parameter
 
     from motor_ident.errors import ConfigError
@@ -94,11 +94,11 @@ def test_out_of_range_start_value_refused_in_the_settings_words(ros_context) -> 
     from motor_ident.scenario.loader import load_scenario
 
     with pytest.raises(ConfigError) as node_error:
-        start(IdentifierNode(context=ros_context, parameter_overrides=[Parameter("window", value=0)]))
+        start(IdentifierNode(context=ros_context, parameter_overrides=[Parameter("window_duration", value=0.0)]))
     with pytest.raises(ConfigError) as file_error:
-        load_scenario("valkyrie_arm", {"identifier": {"window": 0}})
-    expected = str(file_error.value).split("window = 0: ")[1]
-    assert f"window = 0: {expected}" in str(node_error.value) and "Reason" not in str(node_error.value)
+        load_scenario("valkyrie_arm", {"identifier": {"window_duration": 0.0}})
+    expected = str(file_error.value).split("window_duration = 0.0: ")[1]
+    assert f"window_duration = 0.0: {expected}" in str(node_error.value) and "Reason" not in str(node_error.value)
 
 
 def test_feedforward_live_gains_reach_the_control_law(ros_context) -> None:

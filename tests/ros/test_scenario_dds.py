@@ -77,7 +77,7 @@ def test_bad_parameter_stops_the_node_with_its_name() -> None:
     from motor_ident.ros.runner import run_scenario
 
     with pytest.raises(ConfigError, match="window"):
-        run_scenario("valkyrie_arm", duration=0.1, overrides={"identifier": {"window": 0}})
+        run_scenario("valkyrie_arm", duration=0.1, overrides={"identifier": {"window_duration": 0.0}})
     with pytest.raises(ConfigError, match="robot = 'no_such_robot'"):
         run_scenario("valkyrie_arm", duration=0.1, overrides={"feedforward": {"robot": "no_such_robot"}})
 

@@ -19,9 +19,13 @@ def test_shipped_scenarios_load(name: str) -> None:
 
 def test_values_and_overrides_reach_the_settings() -> None:
     """The file's values and then the overrides land in the node settings."""
-    scenario = load_scenario("icub_torso", {"identifier": {"window": 300}})
+    scenario = load_scenario("icub_torso", {"identifier": {"window_duration": 3.0}})
     identifier = scenario.nodes["identifier"]
-    assert (identifier.robot, identifier.core.velocity_cutoff_hz, identifier.core.window) == ("icub_torso", 30.0, 300)
+    assert (identifier.robot, identifier.core.velocity_cutoff_hz, identifier.core.window_duration) == (
+        "icub_torso",
+        30.0,
+        3.0,
+    )
     assert scenario.nodes["sim_robot"].plant.command_interface == "pwm"
 
 
@@ -48,13 +52,16 @@ def test_every_node_section_and_leading_slash(tmp_path: Path) -> None:
     path = tmp_path / "wildcard.yaml"
     path.write_text(
         "/**:\n  ros__parameters:\n    use_sim_time: true\n    robot: icub_torso\n    diagnostics_period: 2.0\n"
-        "/identifier:\n  ros__parameters:\n    window: 300\n"
+        "/identifier:\n  ros__parameters:\n    window_duration: 3.0\n"
         "elastic_sim:\n  ros__parameters:\n    load_scale: 1.5\n"
         "sim_robot:\n  ros__parameters:\n    robot: valkyrie_arm\n"
     )
     scenario = load_scenario(path)
     assert scenario.named == ("identifier", "elastic_sim", "sim_robot")
-    assert (scenario.nodes["identifier"].robot, scenario.nodes["identifier"].core.window) == ("icub_torso", 300)
+    assert (scenario.nodes["identifier"].robot, scenario.nodes["identifier"].core.window_duration) == (
+        "icub_torso",
+        3.0,
+    )
     assert scenario.nodes["identifier"].diagnostics_period == 2.0
     assert scenario.nodes["sim_robot"].robot == "valkyrie_arm"
     assert scenario.nodes["elastic_sim"].load_scale == 1.5  # has no robot: the /** key is not its

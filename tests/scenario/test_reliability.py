@@ -62,7 +62,9 @@ def test_robot_at_rest_keeps_the_nominal_model(valkyrie_identifier) -> None:
     """No excitation: the gate stays closed (conditioning), no singular solve, no huge parameters."""
     config, regressor, base = valkyrie_identifier
     theta = config.nominal_parameters(regressor)
-    ident = OnlineIdentifier(regressor, base, theta, IdentifierConfig(window=100, decimation=1, refit_every=5))
+    ident = OnlineIdentifier(
+        regressor, base, theta, IdentifierConfig(window_duration=0.1, sample_rate=1000.0, refit_period=0.005)
+    )
     q = np.array([0.2, -0.3, 0.4, 1.0])
     rng = np.random.default_rng(0)
     for k in range(400):
@@ -81,7 +83,9 @@ def test_one_joint_still_keeps_the_nominal_model(valkyrie_identifier) -> None:
 
     config, regressor, base = valkyrie_identifier
     theta = config.nominal_parameters(regressor)
-    ident = OnlineIdentifier(regressor, base, theta, IdentifierConfig(window=300, decimation=1, refit_every=10))
+    ident = OnlineIdentifier(
+        regressor, base, theta, IdentifierConfig(window_duration=3.0, sample_rate=100.0, refit_period=0.1)
+    )
     traj = random_fourier_trajectory(np.random.default_rng(1), n=4, base_frequency=0.3, velocity_amplitude=1.0)
     t = np.arange(600) * 0.01
     q, qd, qdd = traj.evaluate(t)
@@ -100,7 +104,7 @@ def test_payload_change_falls_back_then_reidentifies() -> None:
     from motor_ident.scenario.closed_loop import build_closed_loop, run_closed_loop
 
     loop = build_closed_loop("valkyrie_arm")
-    window_s = loop.identifier.config.window * loop.identifier.config.decimation * loop.sim.dt
+    window_s = loop.identifier.config.window_duration
     timeline: list[tuple[float, bool, float]] = []
 
     def watch(closed_loop, error) -> None:  # noqa: ANN001

@@ -14,11 +14,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def window_321(monkeypatch: pytest.MonkeyPatch) -> int:
+def window_321(monkeypatch: pytest.MonkeyPatch) -> float:
     """The identifier window's default, patched where it is defined (core IdentifierConfig)."""
-    field = {f.name: f for f in dataclasses.fields(IdentifierConfig)}["window"]
-    monkeypatch.setattr(field, "default", 321)
-    return 321
+    field = {f.name: f for f in dataclasses.fields(IdentifierConfig)}["window_duration"]
+    monkeypatch.setattr(field, "default", 3.21)
+    return 3.21
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def test_default_reaches_closed_loop_identify_and_docs(window_321, robot_only, m
     from motor_ident.scenario.closed_loop import build_closed_loop
     from motor_ident.scenario.nodes import parameters_markdown
 
-    assert build_closed_loop(robot_only).identifier.config.window == window_321
+    assert build_closed_loop(robot_only).identifier.config.window_duration == window_321
     built = []
     original = build.build_identifier
     monkeypatch.setattr(build, "build_identifier", lambda *a, **k: built.append(original(*a, **k)) or built[-1])
@@ -46,8 +46,8 @@ def test_default_reaches_closed_loop_identify_and_docs(window_321, robot_only, m
     t = np.arange(5) / 1000.0
     zeros = np.zeros((5, 4))
     online_replay(str(robot_only), joints, t, zeros, zeros, zeros)
-    assert built and built[0].config.window == window_321
-    assert f"| `window` | `{window_321}` |" in parameters_markdown()
+    assert built and built[0].config.window_duration == window_321
+    assert f"| `window_duration` | `{window_321}` |" in parameters_markdown()
 
 
 @pytest.mark.ros
@@ -57,13 +57,15 @@ def test_default_reaches_the_node(window_321) -> None:
     from rclpy.parameter import Parameter
 
     from motor_ident.ros.identifier_node import IdentifierNode
+    from motor_ident.ros.lifecycle import start
 
     context = rclpy.Context()
     rclpy.init(context=context)
     try:
         node = IdentifierNode(context=context, parameter_overrides=[Parameter("require_consistent", value=False)])
-        assert node.get_parameter("window").value == window_321
-        assert node.core.config.window == window_321
+        start(node)  # a managed node declares its settings at configure
+        assert node.get_parameter("window_duration").value == window_321
+        assert node.core.config.window_duration == window_321
         node.destroy_node()
     finally:
         rclpy.shutdown(context=context)

@@ -34,7 +34,7 @@ from motor_ident.core.estimation.gate import GateConfig, ModelGate
 from motor_ident.core.estimation.sliding_window import SlidingWindowLS, WindowFit
 from motor_ident.core.rigid_body.base_params import BaseParameters
 from motor_ident.core.rigid_body.regressor import Regressor
-from motor_ident.errors import EstimationError
+from motor_ident.errors import ConfigError, EstimationError
 from motor_ident.schema import check, inline, setting
 
 FloatArray = NDArray[np.float64]
@@ -107,10 +107,17 @@ class HeldOutR2:
 class IdentifierConfig:
     """Settings of the online identifier (the ``identifier`` node's parameters).
 
+    The buffer is set in time, not in samples, so the same settings serve a 1 kHz robot and a
+    100 Hz log: the identifier measures the rate of its stream (`RATE_STEPS` stamp steps, or the
+    rate it is given) and derives the sample counts from it (`WindowCounts`).
+
     Attributes:
-        window: samples in the sliding buffer (Kolathaya et al. 2016 used 50).
-        decimation: use every k-th incoming sample (1 kHz states, decimation 10 -> 100 Hz).
-        refit_every: refit after this many accepted samples (1 = every sample).
+        window_duration: time span of the sliding buffer [s] (Kolathaya et al. 2016: 50 samples
+            at their 3 Hz refit rate, about 17 s).
+        sample_rate: rate of the samples the buffer keeps [Hz]: the stream is decimated to the
+            nearest rate at or above it (1 kHz states at 100 Hz: every 10th); a slower stream is
+            kept whole.
+        refit_period: time between refits [s] (0: at every kept sample).
         velocity_cutoff_hz: EMA cutoff for velocity and acceleration [Hz].
         alpha: data weight of the pull toward the nominal model (Kolathaya et al. 2016, eq. 105), in (0, 1].
         min_velocity: the equation of a joint slower than this [rad/s] (delay-aligned velocity)
@@ -120,9 +127,18 @@ class IdentifierConfig:
         gate: when the identified model may be used.
     """
 
-    window: int = setting(500, "samples in the sliding buffer", unit="samples", low=1, high=100000)
-    decimation: int = setting(10, "use every k-th joint_states sample", low=1, high=1000)
-    refit_every: int = setting(10, "refit after this many buffered samples", unit="samples", low=1, high=100000)
+    window_duration: float = setting(
+        5.0, "time span of the sliding buffer", unit="s", low=0.0, high=3600.0, open=(True, False)
+    )
+    sample_rate: float = setting(
+        100.0,
+        "rate of the samples the buffer keeps: the stream is decimated to about this rate (a slower one is kept whole)",
+        unit="Hz",
+        low=0.0,
+        high=100000.0,
+        open=(True, False),
+    )
+    refit_period: float = setting(0.1, "time between refits (0: at every kept sample)", unit="s", low=0.0, high=3600.0)
     velocity_cutoff_hz: float = setting(
         15.0, "EMA cutoff for velocity and acceleration", unit="Hz", low=0.0, open=(True, False)
     )
@@ -142,20 +158,75 @@ class IdentifierConfig:
         check(self)
 
 
+RATE_STEPS = 10
+"""Stamp steps whose median gives a stream's rate, before its first sample enters the buffer."""
+
+
+@dataclass(frozen=True)
+class WindowCounts:
+    """`IdentifierConfig`'s times in samples, for one stream.
+
+    Attributes:
+        input_rate_hz: the stream's rate [Hz].
+        decimation: keep every k-th sample.
+        window: samples in the buffer.
+        refit_every: kept samples between refits.
+    """
+
+    input_rate_hz: float
+    decimation: int
+    window: int
+    refit_every: int
+
+    @classmethod
+    def of(cls, config: IdentifierConfig, input_rate_hz: float) -> WindowCounts:
+        """The counts of ``config`` for a stream at ``input_rate_hz`` [Hz]."""
+        decimation = max(1, int(np.floor(input_rate_hz / config.sample_rate + 0.05)))  # 999.9 Hz / 100 Hz: 10
+        kept = input_rate_hz / decimation
+        return cls(
+            input_rate_hz=float(input_rate_hz),
+            decimation=decimation,
+            window=max(1, int(round(config.window_duration * kept))),
+            refit_every=max(1, int(round(config.refit_period * kept))),
+        )
+
+    @property
+    def rate_hz(self) -> float:
+        """Rate of the kept samples [Hz]."""
+        return self.input_rate_hz / self.decimation
+
+    def describe(self) -> str:
+        """E.g. ``stream at 1000 Hz, every 10th sample kept (100 Hz): window 500 samples, refit every 10``."""
+        every = "every sample" if self.decimation == 1 else f"every {self.decimation}th sample"
+        return (
+            f"stream at {self.input_rate_hz:.4g} Hz, {every} kept ({self.rate_hz:.4g} Hz): window {self.window} "
+            f"samples ({self.window / self.rate_hz:.3g} s), refit every {self.refit_every}"
+        )
+
+
 class OnlineIdentifier:
     """Samples in, gated model out: the logic of the ``identifier`` node, free of ROS.
 
     Each accepted sample goes through: acceleration from EMA-filtered velocity (Kolathaya et al. 2016) -> a
     delay line that holds q, qd and tau back by the filter's lag so all four describe the same
     instant -> decimation -> base regressor row -> sliding window. Every
-    ``refit_every`` samples the window is solved and the gate updated. A timestamp that does not
-    increase resets everything (bag loop, simulator reset).
+    ``refit_every`` kept samples the window is solved and the gate updated. A timestamp that does not
+    increase resets everything (bag loop, simulator reset). The sample counts (`counts`) come
+    from the settings' times and the stream's rate: given, or measured over its first
+    `RATE_STEPS` steps (those samples only warm the filter up).
     """
 
     def __init__(
-        self, regressor: Regressor, base: BaseParameters, theta_nominal: ArrayLike, config: IdentifierConfig
+        self,
+        regressor: Regressor,
+        base: BaseParameters,
+        theta_nominal: ArrayLike,
+        config: IdentifierConfig,
+        *,
+        input_rate_hz: float | None = None,
     ) -> None:
-        """Args: the robot's regressor, its base parameters, full nominal theta (p,), settings."""
+        """Args: the robot's regressor, its base parameters, full nominal theta (p,), settings, the
+        stream's rate [Hz] when known (else measured from its stamps)."""
         from motor_ident.core.estimation.signals import EmaDerivative
 
         self.regressor, self.base, self.config = regressor, base, config
@@ -163,11 +234,15 @@ class OnlineIdentifier:
         self.theta_nominal = base.to_base(theta_nominal)
         self._theta_nominal_full = np.asarray(theta_nominal, dtype=float).copy()
         self._checker: ConsistencyChecker | None = None
+        counts = WindowCounts.of(config, input_rate_hz or config.sample_rate)
+        self.counts: WindowCounts | None = counts if input_rate_hz is not None else None
+        self._steps: list[float] = []
+        self._kept = 0
         self.window = SlidingWindowLS(
-            n, base.n_base, config.window, theta_nominal=self.theta_nominal, alpha=config.alpha
+            n, base.n_base, counts.window, theta_nominal=self.theta_nominal, alpha=config.alpha
         )
         self.gate = ModelGate(config.gate)
-        self.heldout = HeldOutR2(n, config.window)
+        self.heldout = HeldOutR2(n, counts.window)
         self.filter = EmaDerivative(n, config.velocity_cutoff_hz)
         self._delay: DelayLine | None = None
         self._Y = np.zeros((1, n, regressor.n_parameters))
@@ -251,6 +326,7 @@ class OnlineIdentifier:
         self.gate.reset()
         self.fit = None
         self._since_refit = 0
+        self._kept = 0
         self.resets += 1
 
     def add_sample(self, t: float, q: ArrayLike, qd: ArrayLike, tau: ArrayLike) -> bool:
@@ -272,6 +348,10 @@ class OnlineIdentifier:
         dt_in = None if self.last_time is None else t - self.last_time
         self.last_time = t
         self.samples_seen += 1
+        if self.counts is None and dt_in is not None:
+            self._steps.append(dt_in)
+            if len(self._steps) >= RATE_STEPS:
+                self.set_input_rate(1.0 / float(np.median(self._steps)))
         # Filter and delay at the input rate, decimate afterwards: differentiating a decimated
         # velocity (Kolathaya et al. 2016 refit at 3 Hz) would alias and lag far more than the filter itself.
         _, qdd_f = self.filter.update(t, qd)
@@ -280,7 +360,10 @@ class OnlineIdentifier:
         if self._delay is None:
             return True
         aligned = self._delay.push(np.concatenate([q, qd, tau]))
-        if aligned is None or (self.samples_seen - 1) % self.config.decimation:
+        if aligned is None:
+            return True
+        self._kept += 1  # the decimation's phase starts at the first aligned sample, rate known or not
+        if self.counts is None or (self._kept - 1) % self.counts.decimation:
             return True
         n = q.size
         mask = None
@@ -293,9 +376,26 @@ class OnlineIdentifier:
         self.window.add(Y, aligned[2 * n :], mask)
         self.samples_used += 1
         self._since_refit += 1
-        if self._since_refit >= self.config.refit_every:
+        if self._since_refit >= self.counts.refit_every:
             self.refit()
         return True
+
+    def set_input_rate(self, rate_hz: float) -> WindowCounts:
+        """Derive the sample counts from the stream's rate [Hz]; an empty buffer is resized to them.
+
+        Raises:
+            ConfigError: a rate that is not positive.
+        """
+        if not (np.isfinite(rate_hz) and rate_hz > 0.0):
+            raise ConfigError(f"stream rate {rate_hz!r} Hz: expected > 0")
+        self.counts = WindowCounts.of(self.config, rate_hz)
+        if self.counts.window != self.window.window and self.window.count == 0:
+            n, config = self.regressor.robot.n, self.config
+            self.window = SlidingWindowLS(
+                n, self.base.n_base, self.counts.window, theta_nominal=self.theta_nominal, alpha=config.alpha
+            )
+            self.heldout = HeldOutR2(n, self.counts.window)
+        return self.counts
 
     def refit(self) -> WindowFit | None:
         """Solve the window now and update the gate."""

@@ -8,7 +8,10 @@ are reported by `EmaDerivative.delay`, so a user can align torque samples with t
 Offline (non-causal, zero phase, no delay): `savgol_derivatives` (Savitzky-Golay polynomial
 fit, derivatives analytic) and `butterworth_derivatives` (forward-backward Butterworth
 low-pass, then central differences). Both need uniformly sampled data: `resample_uniform` puts
-a logger's jittered stamps onto a uniform grid first (cubic spline for positions, linear otherwise). `Differentiation`
+a logger's jittered stamps onto a uniform grid first (cubic spline for positions, linear
+otherwise). `local_polynomial_derivatives` is the Savitzky-Golay fit on the recorded,
+non-uniform stamps themselves (a least-squares cubic over the neighbours of each sample), for
+work without resampling. `Differentiation`
 is the user's choice between the two (``motor-ident identify --derivative``, a data spec's
 ``differentiation:`` block), with the option to pass the measured torque through the same
 zero-phase filter as the positions.
@@ -170,6 +173,53 @@ def butterworth_derivatives(
     return smooth, dx, ddx
 
 
+def local_polynomial_derivatives(
+    t: ArrayLike, x: ArrayLike, *, window_s: float = 0.05, order: int = 3, chunk: int = 20000
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Savitzky-Golay on non-uniform stamps: a least-squares polynomial over each sample's neighbours.
+
+    Each sample's value and derivatives are those of the polynomial of degree ``order`` fitted to
+    the K nearest samples in index (K = the window over the median step, odd; near the ends the
+    first or last K), evaluated at the sample's own stamp. On uniform stamps this is
+    `savgol_derivatives` (same window, ``mode="interp"``).
+
+    Args:
+        t: strictly increasing stamps (N,) [s], any steps.
+        x: signal (N,) or (N, n).
+        window_s: window [s]; order: polynomial degree; chunk: samples solved at once (memory).
+
+    Returns:
+        Smoothed x, dx/dt and d2x/dt2, each of the shape of ``x``.
+
+    Raises:
+        DataError: stamps not increasing, or fewer samples than the window.
+    """
+    t = np.asarray(t, dtype=float)
+    x = np.asarray(x, dtype=float)
+    if t.ndim != 1 or t.size != x.shape[0] or t.size < 3:
+        raise DataError(f"time stamps have shape {t.shape}: expected ({x.shape[0]},) with at least 3 samples")
+    steps = np.diff(check_increasing(t))
+    dt = float(np.median(steps))
+    K = max(int(round(window_s / dt)) | 1, order + 2 | 1)
+    N = t.size
+    if K > N:
+        raise DataError(f"{N} samples are fewer than the {K}-sample Savitzky-Golay window")
+    flat = x.reshape(N, -1)
+    out = [np.empty_like(flat) for _ in range(3)]
+    h = 0.5 * K * dt  # time scale of the powers: keeps the normal equations well conditioned
+    powers = np.arange(order + 1)
+    for lo in range(0, N, chunk):
+        i = np.arange(lo, min(lo + chunk, N))
+        start = np.clip(i - K // 2, 0, N - K)
+        idx = start[:, None] + np.arange(K)[None, :]  # (c, K)
+        u = (t[idx] - t[i][:, None]) / h
+        V = u[:, :, None] ** powers[None, None, :]  # (c, K, order+1)
+        coef = np.linalg.pinv(V) @ flat[idx]  # (c, order+1, columns)
+        out[0][i], out[1][i], out[2][i] = coef[:, 0], coef[:, 1] / h, 2.0 * coef[:, 2] / h**2
+    smooth, dx, ddx = (o.reshape(x.shape) for o in out)
+    return smooth, dx, ddx
+
+
 UNIFORM_TOLERANCE = 0.05
 """Largest step deviation from the median step, relative, that still counts as uniform sampling."""
 
@@ -297,7 +347,21 @@ class Differentiation:
             raise ConfigError(f"Butterworth cut-off {self.cutoff_hz!r} Hz: expected > 0")
 
     def derivatives(self, t: ArrayLike, x: ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray]:
-        """Smoothed ``x``, dx/dt and d2x/dt2 (each of the shape of ``x`` (N,) or (N, n)); ``t`` uniform [s]."""
+        """Smoothed ``x``, dx/dt and d2x/dt2 (each of the shape of ``x`` (N,) or (N, n)), stamps ``t`` [s].
+
+        Non-uniform stamps: Savitzky-Golay as a local polynomial on the stamps themselves
+        (`local_polynomial_derivatives`); Butterworth needs uniform steps.
+
+        Raises:
+            ConfigError: Butterworth on non-uniform stamps.
+        """
+        if not is_uniform(t):
+            if self.method == "butterworth":
+                raise ConfigError(
+                    "Butterworth differentiation needs uniform time steps: resample the record, or use Savitzky-Golay "
+                    "(it fits on the recorded stamps)"
+                )
+            return local_polynomial_derivatives(t, x, window_s=self.window_s)
         if self.method == "butterworth":
             return butterworth_derivatives(t, x, cutoff_hz=self.cutoff_hz)
         return savgol_derivatives(t, x, window_s=self.window_s)

@@ -183,9 +183,9 @@ def _fmt(x: float | None) -> str:
 def reproduce(options: ReproduceOptions) -> Reproduction:
     """Run the paper's buffer with the held-out gate (and the published one beside it); compare with the paper."""
     buffer = {
-        "window": PAPER_WINDOW,
-        "decimation": int(round(STATE_RATE_HZ / PAPER_REFIT_HZ)),
-        "refit_every": 1,
+        "window_duration": PAPER_WINDOW / PAPER_REFIT_HZ,  # 50 samples at 3 Hz
+        "sample_rate": PAPER_REFIT_HZ,
+        "refit_period": 0.0,  # at every kept sample
         "r2_threshold": PAPER_R2_THRESHOLD,
         "r2_definition": "predicted",
         "min_velocity": 0.0,  # the paper keeps every sample

@@ -140,7 +140,10 @@ def test_identifier_full_active_model_maps_to_its_base_model(arm) -> None:
 
     regressor, base = arm["regressor"], arm["base"]
     ident = OnlineIdentifier(
-        regressor, base, 1.3 * arm["theta_true"], IdentifierConfig(window=500, decimation=5, refit_every=100)
+        regressor,
+        base,
+        1.3 * arm["theta_true"],
+        IdentifierConfig(window_duration=2.5, sample_rate=200.0, refit_period=0.5),
     )
     assert_allclose(ident.active_theta_full, 1.3 * arm["theta_true"])
     record, _ = excitation_record(regressor, arm["theta_true"], duration=4.0, rate_hz=1000.0, noise_std=0.1, seed=5)

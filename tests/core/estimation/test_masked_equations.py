@@ -145,7 +145,7 @@ def _identify(record: tuple, min_velocity: float) -> tuple[OnlineIdentifier, np.
     _, regressor, theta, t, q, qd, tau, _ = record
     base = structural_base_parameters(regressor)
     settings = IdentifierConfig(
-        window=800, min_velocity=min_velocity, alpha=1.0, gate=GateConfig(require_consistent=False)
+        window_duration=8.0, min_velocity=min_velocity, alpha=1.0, gate=GateConfig(require_consistent=False)
     )
     ident = OnlineIdentifier(regressor, base, theta, settings)
     for k in range(len(t)):

@@ -18,7 +18,7 @@ def _identify(arm: dict, theta_data: np.ndarray) -> OnlineIdentifier:
     identifier whose nominal model is 30 % heavier than the truth."""
     regressor, base = arm["regressor"], arm["base"]
     record, _ = excitation_record(regressor, theta_data, duration=8.0, rate_hz=1000.0, noise_std=0.1, seed=5)
-    ident = OnlineIdentifier(regressor, base, 1.3 * arm["theta_true"], IdentifierConfig(window=500, refit_every=50))
+    ident = OnlineIdentifier(regressor, base, 1.3 * arm["theta_true"], IdentifierConfig(refit_period=0.5))
     for k in range(record.t.size):
         ident.add_sample(record.t[k], record.q[k], record.qd[k], record.tau[k])
     return ident

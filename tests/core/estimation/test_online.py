@@ -113,7 +113,7 @@ def test_identifier_ignores_nan_and_resets_on_backwards_clock() -> None:
     regressor = config.build_regressor()
     base = structural_base_parameters(regressor)
     ident = OnlineIdentifier(
-        regressor, base, config.nominal_parameters(regressor), IdentifierConfig(window=20, decimation=1, refit_every=1)
+        regressor, base, config.nominal_parameters(regressor), IdentifierConfig(window_duration=0.2, refit_period=0.0)
     )
     rng = np.random.default_rng(0)
     for k in range(40):
@@ -161,7 +161,7 @@ def test_identifier_heldout_r2_below_in_sample_on_a_short_window() -> None:
     regressor = config.build_regressor()
     base = structural_base_parameters(regressor)
     theta = config.nominal_parameters(regressor)
-    settings = IdentifierConfig(window=30, decimation=1, refit_every=1, velocity_cutoff_hz=1000.0, alpha=1.0)
+    settings = IdentifierConfig(window_duration=0.3, refit_period=0.0, velocity_cutoff_hz=1000.0, alpha=1.0)
     ident = OnlineIdentifier(regressor, base, theta, settings)
     rng = np.random.default_rng(1)
     for k in range(120):  # random states: each sample unlike the last, torques of the true model plus noise
