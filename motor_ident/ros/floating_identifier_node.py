@@ -265,6 +265,10 @@ class FloatingIdentifierNode(ManagedNode):
             "active_model": "identified" if core.gate_open else "nominal (robot config)",
             "refits": core.refits,
             "statistics_resets": core.resets,
+            "samples_interpolated": core.filled,  # lost on the way, up to MAX_GAP_S in a row
+            "buffer_restarts": core.gaps,  # longer gaps
+            "chunks_refused": core.skipped,
+            "physical_consistency": "not checked (a total mass and a CoM, no model to control with)",
             "nominal_total_mass": core.nominal_mass,
             **self.drops.diagnostic_values(),
         }

@@ -34,10 +34,13 @@ from motor_ident.core.floating_base.identification import Estimate, centre_of_ma
 from motor_ident.core.floating_base.model import FloatingBaseRegressor
 from motor_ident.core.floating_base.samples import floating_samples
 from motor_ident.core.rigid_body.base_params import BaseParameters
-from motor_ident.errors import ConfigError, EstimationError
+from motor_ident.errors import ConfigError, DataError, EstimationError
 from motor_ident.schema import check, inline, setting
 
 FloatArray = NDArray[np.float64]
+
+MAX_GAP_S = 0.02
+"""[s] missing samples up to this long are interpolated; a longer gap starts the buffer again."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class FloatingOnlineConfig:
 
     Attributes:
         rate_hz: sample rate of the synchronised samples [Hz].
+        decimation: average blocks of k samples (the fit filters at 5 Hz anyway).
         chunk_s: seconds of new data per refit; margin_s: filter margin kept on each side [s].
         forgetting_s: time constant of the exponential forgetting of old chunks [s] (0: keep all).
         gate: when the identified mass and CoM replace the nominal ones (``require_consistent``
@@ -53,6 +57,7 @@ class FloatingOnlineConfig:
     """
 
     rate_hz: float = setting(1000.0, "sample rate of joint_states (and of the IMU and wrenches)", unit="Hz", low=1.0)
+    decimation: int = setting(5, "average blocks of k samples (1 kHz, 5 -> 200 Hz)", low=1, high=1000)
     chunk_s: float = setting(2.0, "seconds of new data per refit", unit="s", low=0.0, open=(True, False))
     margin_s: float = setting(
         0.5, "filter margin kept on each side of a chunk", unit="s", low=0.0, open=(True, False)
@@ -88,6 +93,8 @@ class OnlineFloatingBase:
         base: base-parameter map (e.g. `structural_base_parameters` with ``stance``).
         imu_frame, sole_frames: from the robot config's ``floating_base`` section.
         rate_hz: sample rate of `add_sample` calls [Hz].
+        decimation: average blocks of k samples (`add_sample`); the chunks then hold
+            ``rate_hz / k`` samples per second.
         chunk_s: seconds of new data per refit; margin_s: filter margin kept on each side [s].
         forgetting_s: time constant of the exponential forgetting of old chunks [s] (0: keep all).
         gate: the gate's settings (module docstring); the default one when None.
@@ -105,11 +112,17 @@ class OnlineFloatingBase:
         margin_s: float = 0.5,
         forgetting_s: float = 0.0,
         gate: GateConfig | None = None,
+        decimation: int = 1,
     ) -> None:
-        if not (rate_hz > 0.0 and chunk_s > 0.0 and margin_s > 0.0 and forgetting_s >= 0.0):
-            raise ConfigError("rate_hz, chunk_s, margin_s > 0 and forgetting_s >= 0 expected")
+        if not (rate_hz > 0.0 and chunk_s > 0.0 and margin_s > 0.0 and forgetting_s >= 0.0 and decimation >= 1):
+            raise ConfigError("rate_hz, chunk_s, margin_s > 0, forgetting_s >= 0 and decimation >= 1 expected")
+        self._input_rate, self._decimation = float(rate_hz), int(decimation)
+        self._block: list[tuple[float, FloatArray, FloatArray, FloatArray, FloatArray]] = []
+        self._block_index = 0
+        rate_hz = rate_hz / decimation
         self.regressor, self.base = regressor, base
         self.imu_frame, self.sole_frames = imu_frame, tuple(sole_frames)
+        self._rate = float(rate_hz)
         self._chunk = int(round(chunk_s * rate_hz))
         self._margin = int(round(margin_s * rate_hz))
         self._buffer: deque[tuple[float, FloatArray, FloatArray, FloatArray, FloatArray]] = deque(
@@ -125,6 +138,9 @@ class OnlineFloatingBase:
         self.nominal_mass = float(self.theta_nominal[0::10].sum())
         self.refits = 0
         self.resets = 0
+        self.filled = 0  # samples interpolated over short gaps
+        self.gaps = 0  # buffer restarts: a gap longer than MAX_GAP_S, a stamp that did not advance
+        self.skipped = 0  # chunks the offline path refused (DataError)
 
     @classmethod
     def from_config(
@@ -143,6 +159,7 @@ class OnlineFloatingBase:
             imu_frame=imu_frame,
             sole_frames=sole_frames,
             rate_hz=config.rate_hz,
+            decimation=config.decimation,
             chunk_s=config.chunk_s,
             margin_s=config.margin_s,
             forgetting_s=config.forgetting_s,
@@ -157,6 +174,7 @@ class OnlineFloatingBase:
     def reset(self) -> None:
         """Forget every sample and statistic, close the gate (a clock restart, a silent input)."""
         self._buffer.clear()
+        self._block.clear()
         self._new = 0
         self.statistics = RegressionStatistics(6, self.base.n_base)
         self.estimate = None
@@ -189,18 +207,59 @@ class OnlineFloatingBase:
     ) -> bool:
         """Add one sample: joint positions (n,), IMU [qx, qy, qz, qw] and gyro (3,), wrenches (c, 6).
 
+        With ``decimation`` k > 1 the samples of each block of k periods (by stamp,
+        ``round(t rate_hz) // k``) are averaged into one (an anti-aliasing filter; a lost message
+        only shortens its block's average). The chunk's filters need uniform sampling: up to
+        `MAX_GAP_S` of missing samples are filled by linear interpolation (``filled`` counts them);
+        a longer gap or a stamp that does not advance starts the buffer again (``gaps``; the
+        statistics stay).
+
         Returns:
             True when this sample completed a chunk and `estimate` was refitted.
         """
-        self._buffer.append(
-            (
-                float(t),
-                np.asarray(q, dtype=float),
-                np.asarray(imu_quaternion, dtype=float),
-                np.asarray(imu_gyro, dtype=float),
-                np.asarray(wrench, dtype=float),
-            )
+        sample = (
+            float(t),
+            np.asarray(q, dtype=float),
+            np.asarray(imu_quaternion, dtype=float),
+            np.asarray(imu_gyro, dtype=float),
+            np.asarray(wrench, dtype=float),
         )
+        if self._decimation == 1:
+            return self._add_uniform(sample)
+        block = int(round(sample[0] * self._input_rate)) // self._decimation
+        refitted = False
+        if self._block and block != self._block_index:
+            refitted = self._flush_block()
+        self._block_index = block
+        self._block.append(sample)
+        return refitted
+
+    def _flush_block(self) -> bool:
+        """The average of the current decimation block, stamped at the block's centre."""
+        _, q, quat, gyro, wrench = (np.mean(np.array(column), axis=0) for column in zip(*self._block))
+        self._block.clear()
+        t = (self._block_index * self._decimation + 0.5 * (self._decimation - 1)) / self._input_rate
+        return self._add_uniform((t, q, quat / np.linalg.norm(quat), gyro, wrench))
+
+    def _add_uniform(self, sample: tuple[float, FloatArray, FloatArray, FloatArray, FloatArray]) -> bool:
+        refitted = False
+        if self._buffer:
+            last = self._buffer[-1]
+            missing = int(round((sample[0] - last[0]) * self._rate)) - 1
+            if missing < 0 or missing > MAX_GAP_S * self._rate:
+                self._buffer.clear()
+                self._new = 0
+                self.gaps += 1
+            elif missing > 0:
+                for j in range(1, missing + 1):
+                    w = j / (missing + 1)
+                    t_j, q_j, quat_j, gyro_j, wrench_j = ((1.0 - w) * a + w * b for a, b in zip(last, sample))
+                    refitted |= self._append((float(t_j), q_j, quat_j / np.linalg.norm(quat_j), gyro_j, wrench_j))
+                self.filled += missing
+        return self._append(sample) or refitted
+
+    def _append(self, sample: tuple[float, FloatArray, FloatArray, FloatArray, FloatArray]) -> bool:
+        self._buffer.append(sample)
         self._new += 1
         if len(self._buffer) < self._buffer.maxlen or self._new < self._chunk:  # type: ignore[operator]
             return False
@@ -211,17 +270,21 @@ class OnlineFloatingBase:
     def _refit(self) -> None:
         start = time.process_time()
         t, q, quat, gyro, wrench = (np.array(column) for column in zip(*self._buffer))
-        samples = floating_samples(
-            self.regressor,
-            t,
-            q,
-            quat,
-            gyro,
-            wrench,
-            imu_frame=self.imu_frame,
-            sole_frames=self.sole_frames,
-            trim_s=self._margin / max(self._chunk + 2 * self._margin - 1, 1) * (t[-1] - t[0]),
-        )
+        try:
+            samples = floating_samples(
+                self.regressor,
+                t,
+                q,
+                quat,
+                gyro,
+                wrench,
+                imu_frame=self.imu_frame,
+                sole_frames=self.sole_frames,
+                trim_s=self._margin / max(self._chunk + 2 * self._margin - 1, 1) * (t[-1] - t[0]),
+            )
+        except DataError:  # e.g. stamps jittering beyond the filter's tolerance: this chunk is not used
+            self.skipped += 1
+            return
         Y = self.base.base_regressor(self.regressor.rows(samples.Q, samples.V, samples.A)[:, :6])
         F = samples.F[:, :6]
         previous = self.estimate.fit if self.estimate is not None else None
