@@ -104,6 +104,7 @@ def main() -> None:
         first = next((r[0] for r in refits if r[6]), None)
         print(f"gate first open at t = {first} s (bag time)" if first is not None else "gate never opened")
         print(f"dropped: {node.drops.diagnostic_values()}")
+        print(f"samples interpolated {core.filled}, buffer restarts {core.gaps}, chunks refused {core.skipped}")
     finally:
         executor.shutdown()
         for each in reversed(nodes):

@@ -26,7 +26,9 @@ def cmd_synth_floating(args: argparse.Namespace) -> int:
 
     suffix = Path(args.out).suffix.lower()
     if suffix not in ("", ".npz"):
-        raise ConfigError(f"--out {args.out}: expected an .npz file or a bag directory (no suffix) with --floating-base")
+        raise ConfigError(
+            f"--out {args.out}: expected an .npz file or a bag directory (no suffix) with --floating-base"
+        )
     config = load_robot_config(args.robot)
     sim = HumanoidSimConfig(
         duration=args.duration, rate_hz=args.rate or 1000.0, seed=args.seed, mass_seed=args.mass_seed

@@ -161,7 +161,9 @@ class FloatingIdentifierNode(ManagedNode):
             self.drops.add("imu", Reason("non-finite orientation or angular velocity", NON_FINITE))
             return
         if not 0.9 < float(np.linalg.norm(values[:4])) < 1.1 or msg.orientation_covariance[0] == -1.0:
-            self.drops.add("imu", Reason("no orientation (not a unit quaternion, or covariance[0] = -1)", "no orientation"))
+            self.drops.add(
+                "imu", Reason("no orientation (not a unit quaternion, or covariance[0] = -1)", "no orientation")
+            )
             return
         self._secondary(0, "imu", stamp_to_seconds(msg.header.stamp), values)
 
@@ -174,7 +176,9 @@ class FloatingIdentifierNode(ManagedNode):
             return
         frame = msg.header.frame_id
         if frame and frame != self.sensor_frames[k]:
-            self.drops.add(name, Reason(f"wrench in frame {frame!r}, expected {self.sensor_frames[k]!r}", "wrong frame"))
+            self.drops.add(
+                name, Reason(f"wrench in frame {frame!r}, expected {self.sensor_frames[k]!r}", "wrong frame")
+            )
             return
         self._secondary(k + 1, name, stamp_to_seconds(msg.header.stamp), values)
 

@@ -67,10 +67,15 @@ def test_replayed_humanoid_opens_the_gate_on_the_true_mass(recording: tuple[Path
         watcher = rclpy.create_node("watcher", context=context)
         nodes.append(watcher)
         seen: dict[str, list[Any]] = {"gate": [], "active_mass": [], "mass": []}
-        watcher.create_subscription(Bool, "floating_identifier/gate_open", lambda m: seen["gate"].append(m.data), LATCHED_QOS)
         watcher.create_subscription(
-            Float64MultiArray, "floating_identifier/active_total_mass", lambda m: seen["active_mass"].append(list(m.data)), LATCHED_QOS
-        )  # fmt: skip
+            Bool, "floating_identifier/gate_open", lambda m: seen["gate"].append(m.data), LATCHED_QOS
+        )
+        watcher.create_subscription(
+            Float64MultiArray,
+            "floating_identifier/active_total_mass",
+            lambda m: seen["active_mass"].append(list(m.data)),
+            LATCHED_QOS,
+        )
         watcher.create_subscription(
             Float64MultiArray, "floating_identifier/total_mass", lambda m: seen["mass"].append(list(m.data)), 10
         )
@@ -165,10 +170,12 @@ def test_bad_messages_are_dropped_and_counted(ros: Any, recording: tuple[Path, P
         return node.drops.diagnostic_values()
 
     assert ros.spin_until(
-        lambda: counts().get("right_foot dropped: non-finite value", 0) >= 1
-        and counts().get("right_foot dropped: wrong frame", 0) >= 1
-        and counts().get("imu dropped: no orientation", 0) >= 1
-        and any("late or missing" in key for key in counts()),
+        lambda: (
+            counts().get("right_foot dropped: non-finite value", 0) >= 1
+            and counts().get("right_foot dropped: wrong frame", 0) >= 1
+            and counts().get("imu dropped: no orientation", 0) >= 1
+            and any("late or missing" in key for key in counts())
+        ),
         timeout=20.0,
         each=publish,
     ), counts()

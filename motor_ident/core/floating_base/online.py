@@ -18,9 +18,9 @@ with. `active` gives the gate's choice.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Sequence
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,6 +42,21 @@ FloatArray = NDArray[np.float64]
 MAX_GAP_S = 0.02
 """[s] missing samples up to this long are interpolated; a longer gap starts the buffer again."""
 
+Sample = tuple[float, FloatArray, FloatArray, FloatArray, FloatArray]
+"""t [s], joint positions (n,), IMU quaternion (4,), gyro (3,), wrenches (c, 6)."""
+
+
+def _interpolated(a: Sample, b: Sample, w: float) -> Sample:
+    """The sample a fraction ``w`` of the way from ``a`` to ``b`` (quaternion renormalised)."""
+    quat = (1.0 - w) * a[2] + w * b[2]
+    return (
+        (1.0 - w) * a[0] + w * b[0],
+        (1.0 - w) * a[1] + w * b[1],
+        quat / np.linalg.norm(quat),
+        (1.0 - w) * a[3] + w * b[3],
+        (1.0 - w) * a[4] + w * b[4],
+    )
+
 
 @dataclass(frozen=True)
 class FloatingOnlineConfig:
@@ -59,9 +74,7 @@ class FloatingOnlineConfig:
     rate_hz: float = setting(1000.0, "sample rate of joint_states (and of the IMU and wrenches)", unit="Hz", low=1.0)
     decimation: int = setting(5, "average blocks of k samples (1 kHz, 5 -> 200 Hz)", low=1, high=1000)
     chunk_s: float = setting(2.0, "seconds of new data per refit", unit="s", low=0.0, open=(True, False))
-    margin_s: float = setting(
-        0.5, "filter margin kept on each side of a chunk", unit="s", low=0.0, open=(True, False)
-    )
+    margin_s: float = setting(0.5, "filter margin kept on each side of a chunk", unit="s", low=0.0, open=(True, False))
     forgetting_s: float = setting(0.0, "time constant of forgetting old chunks (0: keep all)", unit="s", low=0.0)
     gate: GateConfig = inline(GateConfig)
 
@@ -117,7 +130,7 @@ class OnlineFloatingBase:
         if not (rate_hz > 0.0 and chunk_s > 0.0 and margin_s > 0.0 and forgetting_s >= 0.0 and decimation >= 1):
             raise ConfigError("rate_hz, chunk_s, margin_s > 0, forgetting_s >= 0 and decimation >= 1 expected")
         self._input_rate, self._decimation = float(rate_hz), int(decimation)
-        self._block: list[tuple[float, FloatArray, FloatArray, FloatArray, FloatArray]] = []
+        self._block: list[Sample] = []
         self._block_index = 0
         rate_hz = rate_hz / decimation
         self.regressor, self.base = regressor, base
@@ -125,9 +138,7 @@ class OnlineFloatingBase:
         self._rate = float(rate_hz)
         self._chunk = int(round(chunk_s * rate_hz))
         self._margin = int(round(margin_s * rate_hz))
-        self._buffer: deque[tuple[float, FloatArray, FloatArray, FloatArray, FloatArray]] = deque(
-            maxlen=self._chunk + 2 * self._margin
-        )
+        self._buffer: deque[Sample] = deque(maxlen=self._chunk + 2 * self._margin)
         self._new = 0
         self._decay = float(np.exp(-chunk_s / forgetting_s)) if forgetting_s > 0.0 else 1.0
         self.statistics = RegressionStatistics(6, base.n_base)
@@ -241,7 +252,7 @@ class OnlineFloatingBase:
         t = (self._block_index * self._decimation + 0.5 * (self._decimation - 1)) / self._input_rate
         return self._add_uniform((t, q, quat / np.linalg.norm(quat), gyro, wrench))
 
-    def _add_uniform(self, sample: tuple[float, FloatArray, FloatArray, FloatArray, FloatArray]) -> bool:
+    def _add_uniform(self, sample: Sample) -> bool:
         refitted = False
         if self._buffer:
             last = self._buffer[-1]
@@ -252,13 +263,11 @@ class OnlineFloatingBase:
                 self.gaps += 1
             elif missing > 0:
                 for j in range(1, missing + 1):
-                    w = j / (missing + 1)
-                    t_j, q_j, quat_j, gyro_j, wrench_j = ((1.0 - w) * a + w * b for a, b in zip(last, sample))
-                    refitted |= self._append((float(t_j), q_j, quat_j / np.linalg.norm(quat_j), gyro_j, wrench_j))
+                    refitted |= self._append(_interpolated(last, sample, j / (missing + 1)))
                 self.filled += missing
         return self._append(sample) or refitted
 
-    def _append(self, sample: tuple[float, FloatArray, FloatArray, FloatArray, FloatArray]) -> bool:
+    def _append(self, sample: Sample) -> bool:
         self._buffer.append(sample)
         self._new += 1
         if len(self._buffer) < self._buffer.maxlen or self._new < self._chunk:  # type: ignore[operator]

@@ -19,6 +19,7 @@ from rosbags.typesys import Stores, get_typestore
 from motor_ident.io.bags.read import raw_messages, read_bag
 from motor_ident.io.bags.series import BagError, BagTopics, resample
 from motor_ident.io.bags.storage import IMU, WRENCH_STAMPED
+from motor_ident.io.bags.write import BagWriter
 from motor_ident.io.floating_record import FloatingBaseRecord
 
 
@@ -116,13 +117,16 @@ def write_floating_bag(
     Raises:
         BagError: ``path`` exists.
     """
-    from motor_ident.io.bags.write import BagWriter
-
     with BagWriter(path) as bag:
         for k, t in enumerate(record.t):
             t = float(t)
             bag.joint_state(
-                joint_states_topic, t, record.joint_names, record.q[k], None, None if record.tau is None else record.tau[k]
+                joint_states_topic,
+                t,
+                record.joint_names,
+                record.q[k],
+                None,
+                None if record.tau is None else record.tau[k],
             )
             bag.imu(imu_topic, t, record.imu_quaternion[k], record.imu_gyro[k], record.imu_accelerometer[k], imu_frame)
             for c, (name, frame) in enumerate(zip(record.contact_names, sensor_frames, strict=True)):
