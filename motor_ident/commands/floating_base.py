@@ -172,7 +172,7 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         samples.F,
         rows=args.rows,
         method=args.method,
-        validate_fraction=args.validate,
+        validate_fraction=args.validate or 0.0,  # unset: no held-out part
         base=base,
         alpha=args.alpha if args.method in ("sdp", "log_cholesky") and args.alpha < 1.0 else 1.0,
     )
