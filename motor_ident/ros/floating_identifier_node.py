@@ -93,7 +93,7 @@ class FloatingIdentifierNode(ManagedNode):
         self.drops = InputDrops([JOINT_STATES, "imu", *contacts], self.get_logger())
         # joint state -> + IMU -> + each foot's wrench: a sample leaves the chain complete
         self.chain: list[StampAligner[Any]] = [
-            StampAligner(name, self.settings.align_tolerance) for name in (self.settings.imu_topic, *topics)
+            StampAligner(name, self.settings.pairing.align_tolerance) for name in (self.settings.imu_topic, *topics)
         ]
         self.mass_pub = self.create_publisher(Float64MultiArray, "~/total_mass", 10)
         self.com_pub = self.create_publisher(Float64MultiArray, "~/com", 10)
@@ -256,7 +256,7 @@ class FloatingIdentifierNode(ManagedNode):
         now = time.monotonic()
         for name in ("imu", *self.contacts):
             since = now - self._last_heard.get(name, self._started)
-            if since > self.settings.secondary_timeout:
+            if since > self.settings.pairing.secondary_timeout:
                 topic = self.chain[0 if name == "imu" else 1 + self.contacts.index(name)].secondary
                 return f"{name} ({topic}) silent for {since:.1f} s"
         return ""

@@ -51,6 +51,22 @@ class StampSettings:
 
 
 @dataclass(frozen=True)
+class PairingSettings:
+    """How an identifier pairs joint states with its other inputs by stamp (motor_states, wrenches, an IMU)."""
+
+    align_tolerance: float = setting(
+        0.0005, "largest stamp difference of a joint state and a sample paired with it", unit="s", low=0.0
+    )
+    secondary_timeout: float = setting(
+        0.5,
+        "a paired input silent this long (wall) empties the estimator and closes the gate",
+        unit="s",
+        low=0.0,
+        open=(True, False),
+    )
+
+
+@dataclass(frozen=True)
 class SimRobotSettings:
     """sim_robot: the simulated robot (rigid bodies, motor chains, sensors) publishing joint_states."""
 
@@ -89,12 +105,7 @@ class IdentifierSettings:
     )
     motor_states_topic: str = setting("motor_states", "motor_current / motor_pwm: the drives' readings")
     wrench_topic: str = setting("ft_sensor/wrench", "ft_sensor: the sensor's WrenchStamped")
-    align_tolerance: float = setting(
-        0.0005, "largest stamp difference of a joint state and its motor_states / wrench", unit="s", low=0.0
-    )
-    secondary_timeout: float = setting(
-        0.5, "motor_states / wrench silent this long (wall) close the gate", unit="s", low=0.0, open=(True, False)
-    )
+    pairing: PairingSettings = inline(PairingSettings)
     stamps: StampSettings = inline(StampSettings)
     diagnostics_period: float = _diagnostics_period()
 
@@ -109,12 +120,7 @@ class FloatingIdentifierSettings:
     wrench_topics: tuple[str, ...] = setting(
         ("",), "a WrenchStamped topic per contact, in the robot config's contact order ([''] = <contact>/wrench)"
     )
-    align_tolerance: float = setting(
-        0.0005, "largest stamp difference of a joint state and its IMU sample / wrench", unit="s", low=0.0
-    )
-    secondary_timeout: float = setting(
-        0.5, "IMU or a wrench silent this long (wall) empties the statistics", unit="s", low=0.0, open=(True, False)
-    )
+    pairing: PairingSettings = inline(PairingSettings)
     stamps: StampSettings = inline(StampSettings)
     diagnostics_period: float = _diagnostics_period()
 

@@ -4,13 +4,13 @@ player), the gate opens on the true total mass; bad messages are dropped and cou
 from __future__ import annotations
 
 import math
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from tests.ros.conftest import spin_replay
 from tests.sim.test_humanoid import reduced_config
 
 DURATION = 5.0  # [s] of the reduced humanoid at 500 Hz: 4 refits of 1 s chunks
@@ -84,13 +84,8 @@ def test_replayed_humanoid_opens_the_gate_on_the_true_mass(recording: tuple[Path
         executor = EventsExecutor(context=context)
         for each in nodes:
             executor.add_node(each)
-        deadline = time.monotonic() + 60.0  # about DURATION of wall time
-        while not player.finished and time.monotonic() < deadline:
-            executor.spin_once(timeout_sec=0.05)
-        settle = time.monotonic()
-        while time.monotonic() - settle < 0.5:
-            executor.spin_once(timeout_sec=0.02)
-        assert player.finished, "replay did not finish within 60 s"
+        # about DURATION of wall time
+        assert spin_replay(executor, player, 60.0), "replay did not finish within 60 s"
         core = node.core
         assert core.gate_open, (core.gate.reason, node.drops.diagnostic_values())
         assert seen["gate"] and seen["gate"][-1] is True and seen["mass"]
