@@ -11,6 +11,7 @@ PACKAGE = "motor_ident"
 NODES = {
     "sim_robot": "motor_ident.ros.entry_points:sim_robot",
     "identifier": "motor_ident.ros.entry_points:identifier",
+    "floating_identifier": "motor_ident.ros.entry_points:floating_identifier",
     "feedforward": "motor_ident.ros.entry_points:feedforward",
     "excitation": "motor_ident.ros.entry_points:excitation",
     "decoupler": "motor_ident.ros.entry_points:decoupler",

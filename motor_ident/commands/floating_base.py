@@ -16,16 +16,30 @@ from motor_ident.commands.common import floats, write_json
 
 def cmd_synth_floating(args: argparse.Namespace) -> int:
     """Simulate the robot standing and balancing in MuJoCo; write the record and the truth."""
+    from pathlib import Path
+
+    from motor_ident.errors import ConfigError
+    from motor_ident.io.bags.floating import write_floating_bag
     from motor_ident.io.floating_record import save_floating_record
     from motor_ident.io.robot_config import load_robot_config
     from motor_ident.sim.humanoid import HumanoidSimConfig, simulate_humanoid
 
+    suffix = Path(args.out).suffix.lower()
+    if suffix not in ("", ".npz"):
+        raise ConfigError(
+            f"--out {args.out}: expected an .npz file or a bag directory (no suffix) with --floating-base"
+        )
     config = load_robot_config(args.robot)
     sim = HumanoidSimConfig(
         duration=args.duration, rate_hz=args.rate or 1000.0, seed=args.seed, mass_seed=args.mass_seed
     )
     run = simulate_humanoid(config, sim)
-    save_floating_record(args.out, run.record)
+    if suffix:
+        save_floating_record(args.out, run.record)
+    else:  # what the robot's drivers publish: `motor-ident play` replays it to the floating_identifier node
+        fb = config.floating_base
+        assert fb is not None  # simulate_humanoid refused a config without one
+        write_floating_bag(args.out, run.record, sensor_frames=fb.sensor_frames, imu_frame=fb.imu_frame)
     floating = config.build_floating_base()
     mass_true, mass_nominal = float(run.theta_true[0::10].sum()), floating.total_mass
     print(
@@ -158,7 +172,7 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         samples.F,
         rows=args.rows,
         method=args.method,
-        validate_fraction=args.validate,
+        validate_fraction=args.validate or 0.0,  # unset: no held-out part
         base=base,
         alpha=args.alpha if args.method in ("sdp", "log_cholesky") and args.alpha < 1.0 else 1.0,
     )

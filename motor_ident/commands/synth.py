@@ -66,7 +66,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``synth`` to the command line."""
     p = sub.add_parser("synth", help="write a synthetic excitation record from a robot's nominal model")
     p.add_argument("--robot", required=True, help="robot config name or YAML path")
-    p.add_argument("--out", required=True, help="output file (.npz or .csv)")
+    p.add_argument(
+        "--out", required=True, help="output file (.npz or .csv); with --floating-base also a bag directory (no suffix)"
+    )
     p.add_argument("--duration", type=arguments.POSITIVE, default=30.0, help="seconds (default 30)")
     p.add_argument(
         "--rate",

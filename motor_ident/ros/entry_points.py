@@ -18,6 +18,7 @@ from motor_ident.ros.shutdown import StopRequested, install
 MODULES = {
     "sim_robot": "motor_ident.ros.sim_robot_node",
     "identifier": "motor_ident.ros.identifier_node",
+    "floating_identifier": "motor_ident.ros.floating_identifier_node",
     "feedforward": "motor_ident.ros.feedforward_node",
     "excitation": "motor_ident.ros.excitation_node",
     "decoupler": "motor_ident.ros.decoupler_node",
@@ -47,6 +48,11 @@ def sim_robot() -> None:
 def identifier() -> None:
     """``ros2 run motor_ident identifier``."""
     run("identifier")
+
+
+def floating_identifier() -> None:
+    """``ros2 run motor_ident floating_identifier``."""
+    run("floating_identifier")
 
 
 def feedforward() -> None:

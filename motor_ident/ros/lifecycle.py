@@ -1,8 +1,9 @@
 """Managed (lifecycle) nodes: the nodes whose output drives a robot.
 
-``feedforward``, ``pwm_feedforward``, ``vrec_controller``, ``excitation`` and ``identifier`` are
-`rclpy.lifecycle` nodes, as ros2_control's controllers and Nav2's servers are: a bringup configures
-them, checks the robot, activates them, and deactivates them on a fault. The simulators, the
+``feedforward``, ``pwm_feedforward``, ``vrec_controller``, ``excitation``, ``identifier`` and
+``floating_identifier`` are `rclpy.lifecycle` nodes, as ros2_control's controllers and Nav2's
+servers are: a bringup configures them, checks the robot, activates them, and deactivates them
+on a fault. The simulators, the
 decoupler and the recorder stay plain nodes. A `ManagedNode` implements three hooks:
 
 - `build` (configure): robot config, model, settings checked, publishers and the inputs that do

@@ -59,6 +59,7 @@ from motor_ident.schema import flatten
 NODES: dict[str, str] = {
     "sim_robot": "motor_ident.ros.sim_robot_node:SimRobotNode",
     "identifier": "motor_ident.ros.identifier_node:IdentifierNode",
+    "floating_identifier": "motor_ident.ros.floating_identifier_node:FloatingIdentifierNode",
     "feedforward": "motor_ident.ros.feedforward_node:FeedforwardNode",
     "excitation": "motor_ident.ros.excitation_node:ExcitationNode",
     "decoupler": "motor_ident.ros.decoupler_node:DecouplerNode",

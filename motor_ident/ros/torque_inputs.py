@@ -67,7 +67,7 @@ class TorqueInputs:
         self.converter = config.torque_converter(settings.torque_source or None, robot)
         self.kind = self.converter.kind
         self._add, self._drops = add, drops
-        self.timeout = settings.secondary_timeout
+        self.timeout = settings.pairing.secondary_timeout
         self.topic = ""
         self.secondary_drops = DropCounter("secondary sample", node.get_logger())
         self._aligner: StampAligner[tuple[FloatArray, FloatArray]] | None = None
@@ -89,7 +89,7 @@ class TorqueInputs:
             )
         if self.kind != "joint_effort":
             self.topic = self._sub.topic_name
-            self._aligner = StampAligner(self.topic, settings.align_tolerance)
+            self._aligner = StampAligner(self.topic, settings.pairing.align_tolerance)
 
     @property
     def state_fields(self) -> tuple[str, ...]:

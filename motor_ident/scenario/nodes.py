@@ -18,6 +18,7 @@ from motor_ident.core.actuators.torque_sources import TORQUE_SOURCES
 from motor_ident.core.control.pwm import PwmFeedforwardConfig
 from motor_ident.core.control.vrec import SIDES
 from motor_ident.core.estimation.online import IdentifierConfig
+from motor_ident.core.floating_base.online import FloatingOnlineConfig
 from motor_ident.errors import ConfigError
 from motor_ident.papers.xin.bench import XIN_MOTOR_KI, XIN_MOTOR_KP, xin_bench_parameters
 from motor_ident.scenario.monitor import MonitorSettings
@@ -46,6 +47,22 @@ class StampSettings:
     )
     max_stamp_jump: float = setting(
         1.0, "a stamp more than this ahead of the last one is a jump", unit="s", low=0.0, open=(True, False)
+    )
+
+
+@dataclass(frozen=True)
+class PairingSettings:
+    """How an identifier pairs joint states with its other inputs by stamp (motor_states, wrenches, an IMU)."""
+
+    align_tolerance: float = setting(
+        0.0005, "largest stamp difference of a joint state and a sample paired with it", unit="s", low=0.0
+    )
+    secondary_timeout: float = setting(
+        0.5,
+        "a paired input silent this long (wall) empties the estimator and closes the gate",
+        unit="s",
+        low=0.0,
+        open=(True, False),
     )
 
 
@@ -93,12 +110,22 @@ class IdentifierSettings:
     )
     motor_states_topic: str = setting("motor_states", "motor_current / motor_pwm: the drives' readings")
     wrench_topic: str = setting("ft_sensor/wrench", "ft_sensor: the sensor's WrenchStamped")
-    align_tolerance: float = setting(
-        0.0005, "largest stamp difference of a joint state and its motor_states / wrench", unit="s", low=0.0
+    pairing: PairingSettings = inline(PairingSettings)
+    stamps: StampSettings = inline(StampSettings)
+    diagnostics_period: float = _diagnostics_period()
+
+
+@dataclass(frozen=True)
+class FloatingIdentifierSettings:
+    """floating_identifier: total mass and whole-body CoM of a robot on its feet, online (feet wrenches, base IMU)."""
+
+    robot: str = setting("icub", "robot config with a floating_base section: a name shipped in config/ or a YAML path")
+    core: FloatingOnlineConfig = inline(FloatingOnlineConfig)
+    imu_topic: str = setting("imu/data", "the base IMU's sensor_msgs/Imu")
+    wrench_topics: tuple[str, ...] = setting(
+        ("",), "a WrenchStamped topic per contact, in the robot config's contact order ([''] = <contact>/wrench)"
     )
-    secondary_timeout: float = setting(
-        0.5, "motor_states / wrench silent this long (wall) close the gate", unit="s", low=0.0, open=(True, False)
-    )
+    pairing: PairingSettings = inline(PairingSettings)
     stamps: StampSettings = inline(StampSettings)
     diagnostics_period: float = _diagnostics_period()
 
@@ -317,6 +344,7 @@ class ElasticSimSettings:
 NODE_SETTINGS: dict[str, type] = {
     "sim_robot": SimRobotSettings,
     "identifier": IdentifierSettings,
+    "floating_identifier": FloatingIdentifierSettings,
     "feedforward": FeedforwardSettings,
     "excitation": ExcitationSettings,
     "decoupler": DecouplerSettings,

@@ -72,3 +72,22 @@ def test_fixed_base_robot_is_refused(tmp_path: Path) -> None:
     data.write_bytes(b"")
     done = motor_ident("identify", str(data), "--robot", "valkyrie_arm", "--floating-base")
     assert done.returncode == 2 and "floating_base" in done.stderr
+
+
+def test_synth_writes_a_bag_that_identify_reads(tmp_path: Path) -> None:
+    """``synth --floating-base --out DIR`` writes the robot's topics as a bag (what ``motor-ident play``
+    replays to the floating_identifier node); identified, it gives the NPZ's total mass."""
+    robot = str(reduced_config(tmp_path))
+    common = ("--robot", robot, "--floating-base")
+    masses = []
+    for out in ("r.npz", "bag"):
+        path = str(tmp_path / out)
+        done = motor_ident("synth", *common, "--duration", "3", "--rate", "250", "--out", path)
+        assert done.returncode == 0, done.stderr
+        done = motor_ident("identify", path, *common, "--json", f"{path}.json")
+        assert done.returncode == 0, done.stderr
+        masses.append(json.loads(Path(f"{path}.json").read_text())["total_mass"])
+    assert (tmp_path / "bag" / "metadata.yaml").is_file()
+    assert abs(masses[1] - masses[0]) < 1e-6 * masses[0]
+    done = motor_ident("synth", *common, "--duration", "1", "--out", str(tmp_path / "r.csv"))
+    assert done.returncode == 2 and "bag directory" in done.stderr

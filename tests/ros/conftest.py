@@ -130,6 +130,18 @@ class Ros:
         self.close()
 
 
+def spin_replay(executor: Any, player: Any, timeout: float) -> bool:
+    """Spin ``executor`` until the bag ``player`` has published everything (at most ``timeout`` wall
+    seconds), then 0.5 s more for the last messages to arrive; whether the player finished."""
+    deadline = time.monotonic() + timeout
+    while not player.finished and time.monotonic() < deadline:
+        executor.spin_once(timeout_sec=0.05)
+    settle = time.monotonic()
+    while time.monotonic() - settle < 0.5:
+        executor.spin_once(timeout_sec=0.02)
+    return bool(player.finished)
+
+
 @pytest.fixture
 def ros() -> Iterator[Ros]:
     """`Ros`: one context and executor for the test; every node it made destroyed afterwards."""

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from tests.ros.conftest import spin_replay
 
 pytestmark = pytest.mark.ros
 
@@ -84,13 +85,8 @@ def test_replayed_bag_gives_the_offline_estimate_and_a_loop_resets_cleanly(bag: 
         executor = EventsExecutor(context=context)
         for node in nodes:
             executor.add_node(node)
-        deadline = time.monotonic() + 60.0  # 2 passes of 3 s at rate 1: about 6 s of wall time
-        while not player.finished and time.monotonic() < deadline:
-            executor.spin_once(timeout_sec=0.05)
-        settle = time.monotonic()
-        while time.monotonic() - settle < 0.5:
-            executor.spin_once(timeout_sec=0.02)
-        assert player.finished, "replay did not finish within 60 s"
+        # 2 passes of 3 s at rate 1: about 6 s of wall time
+        assert spin_replay(executor, player, 60.0), "replay did not finish within 60 s"
         core = identifier.core
         record = read_bag(bag).joint_record(identifier.config.joints)
         N = record.t.size

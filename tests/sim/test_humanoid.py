@@ -133,3 +133,42 @@ def test_online_mass_follows_the_offline_one(humanoid: tuple[RobotConfig, Humano
     ]
     assert len(refits) == 2 and online.estimate is not None
     assert abs(float(online.estimate.mass.value) / run.theta_true[0::10].sum() - 1.0) < 5e-3
+
+
+def test_online_gate_block_averages_and_lost_samples(humanoid: tuple[RobotConfig, HumanoidRun]) -> None:
+    """Blocks of 5 samples averaged, 20 ms of lost samples interpolated, a repeated stamp restarting the
+    chunk: the gate opens on the true mass; forced nominal, the active mass is the URDF's."""
+    from motor_ident.core.estimation.gate import GateConfig
+
+    config, run = humanoid
+    assert config.floating_base is not None
+    regressor, samples = regressor_samples(config, run)
+    base = structural_base_parameters(
+        regressor, stance=config.floating_base.sole_frames, standing=samples.Q[0], samples=80
+    )
+    online = OnlineFloatingBase(
+        regressor,
+        base,
+        imu_frame=config.floating_base.imu_frame,
+        sole_frames=config.floating_base.sole_frames,
+        rate_hz=500.0,
+        chunk_s=0.8,
+        margin_s=0.2,
+        decimation=5,
+        gate=GateConfig(max_condition_number=1e8),  # 3 s of a 15-joint robot: no tighter
+    )
+    record = run.record
+    lost = range(1000, 1010)  # 20 ms: two blocks of 5
+    for k in range(record.t.size):
+        if k not in lost:
+            online.add_sample(record.t[k], record.q[k], record.imu_quaternion[k], record.imu_gyro[k], record.wrench[k])
+    assert online.filled == 2 and online.gaps == 0 and online.refits >= 2
+    assert online.gate_open, online.gate.reason
+    mass, com = online.active()
+    mass_true = run.theta_true[0::10].sum()
+    assert abs(float(mass.value) / mass_true - 1.0) < 5e-3 and com is not None
+    online.gate.forced_nominal = True
+    assert not online.regate() and float(online.active()[0].value) == online.nominal_mass
+    for k in range(10):  # the recording again from its start: stamps went backwards
+        online.add_sample(record.t[k], record.q[k], record.imu_quaternion[k], record.imu_gyro[k], record.wrench[k])
+    assert online.gaps == 1 and online.statistics.count > 0  # the chunk starts again, the statistics stay

@@ -19,6 +19,7 @@ from rosbags.typesys import Stores, get_typestore
 from motor_ident.io.bags.read import raw_messages, read_bag
 from motor_ident.io.bags.series import BagError, BagTopics, resample
 from motor_ident.io.bags.storage import IMU, WRENCH_STAMPED
+from motor_ident.io.bags.write import BagWriter
 from motor_ident.io.floating_record import FloatingBaseRecord
 
 
@@ -95,3 +96,38 @@ def read_floating_bag(
         imu_accelerometer=imu[:, 7:10],
         tau=effort,
     )
+
+
+def write_floating_bag(
+    path: str | Path,
+    record: FloatingBaseRecord,
+    *,
+    sensor_frames: Sequence[str],
+    imu_frame: str = "",
+    imu_topic: str = "/imu/data",
+    joint_states_topic: str = "/joint_states",
+) -> None:
+    """Write a floating-base record as a rosbag2 directory (mcap), as the robot's drivers would publish it.
+
+    Per sample (all stamped ``t``): a JointState (positions; ``tau`` as efforts when the record has
+    it), an Imu on ``imu_topic`` and a WrenchStamped per contact on ``/<contact>/wrench`` in its
+    sensor frame (``sensor_frames``, contact order): the topics `read_floating_bag` and the
+    ``floating_identifier`` node read by default.
+
+    Raises:
+        BagError: ``path`` exists.
+    """
+    with BagWriter(path) as bag:
+        for k, t in enumerate(record.t):
+            t = float(t)
+            bag.joint_state(
+                joint_states_topic,
+                t,
+                record.joint_names,
+                record.q[k],
+                None,
+                None if record.tau is None else record.tau[k],
+            )
+            bag.imu(imu_topic, t, record.imu_quaternion[k], record.imu_gyro[k], record.imu_accelerometer[k], imu_frame)
+            for c, (name, frame) in enumerate(zip(record.contact_names, sensor_frames, strict=True)):
+                bag.wrench(f"/{name}/wrench", t, record.wrench[k, c, :3], record.wrench[k, c, 3:], frame)
