@@ -81,6 +81,7 @@ setup(
             "mypy>=2",
             "mcap>=1.2",  # recordings read as third-party viewers read them
             "mcap-ros2-support>=0.5",
+            "psutil>=5",  # fastdds shm clean: the test command removes what dead DDS processes left in /dev/shm
         ],
     },
     zip_safe=True,

@@ -14,4 +14,9 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
 fi
 # Keep DDS discovery on this machine; tests/conftest.py also picks a ROS_DOMAIN_ID per session.
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
+# Fast DDS shared-memory files that killed processes left in /dev/shm (Fast DDS's own cleaner: it
+# removes only segments no running process holds). Never fails the run.
+if [ -f .venv/tools/fastdds/fastdds.py ]; then
+  timeout 60 .venv/bin/python .venv/tools/fastdds/fastdds.py shm clean >/dev/null 2>&1 || true
+fi
 exec .venv/bin/python -m pytest "$@"

@@ -110,7 +110,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--mass-seed",
-        type=int,
+        type=arguments.SEED,
         default=0,
         help="--floating-base: seed of the true masses (the same robot for every --seed)",
     )
