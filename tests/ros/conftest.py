@@ -156,6 +156,10 @@ class AmentInstall:
     workspace: Path  # holds src/, build/, install/
     env: dict[str, str]  # os.environ after sourcing install/local_setup.sh, DDS kept on this machine
 
+    def run_env(self) -> dict[str, str]:
+        """``env`` with the test module's ``ROS_DOMAIN_ID`` (tests/conftest.py gives each module its own)."""
+        return {**self.env, "ROS_DOMAIN_ID": os.environ["ROS_DOMAIN_ID"]}
+
 
 @pytest.fixture(scope="session")
 def ament_install(tmp_path_factory: pytest.TempPathFactory) -> AmentInstall:

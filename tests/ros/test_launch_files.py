@@ -446,7 +446,7 @@ def test_show_args_lists_the_documented_arguments(path: Path, ament_install) -> 
     shown = subprocess.run(
         [sys.executable, "-c", SHOW_ARGUMENTS, path.name],
         cwd=ament_install.workspace,
-        env=ament_install.env,
+        env=ament_install.run_env(),
         capture_output=True,
         text=True,
         timeout=120,
@@ -493,7 +493,7 @@ def test_launch_runs_publishes_and_stops_cleanly(name: str, ament_install, tmp_p
     if case.edited is not None:
         arguments.append(f"params_file:={_edited_copy(*case.edited, tmp_path)}")
     probe = Probe(list(dict.fromkeys([*case.flowing, *case.unpublished, *case.silent])))
-    run = LaunchRun(ament_install.env, ament_install.workspace, case.file, arguments)
+    run = LaunchRun(ament_install.run_env(), ament_install.workspace, case.file, arguments)
     try:
         on_graph = probe.spin_until(lambda: case.nodes <= probe.node_names() or run.failed(), START_TIMEOUT)
         assert on_graph and not run.failed(), f"{case.file} {arguments}: nodes missing\n{run.log()}"
@@ -540,7 +540,7 @@ def test_autostart_false_leaves_managed_nodes_unconfigured(file: str, ament_inst
     topics += ["pwm_controller/commands", "feedforward/reference"] if "icub" in file else []
     probe = Probe(topics)
     nodes = {"icub_torso.launch.py": ICUB, "xin_bench.launch.py": frozenset({"elastic_sim", "vrec_controller"})}[file]
-    run = LaunchRun(ament_install.env, ament_install.workspace, file, ["autostart:=false"])
+    run = LaunchRun(ament_install.run_env(), ament_install.workspace, file, ["autostart:=false"])
     try:
         on_graph = probe.spin_until(lambda: nodes <= probe.node_names() or run.failed(), START_TIMEOUT)
         assert on_graph and not run.failed(), f"{file} autostart:=false: nodes missing\n{run.log()}"
