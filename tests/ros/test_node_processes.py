@@ -379,15 +379,21 @@ STOP_BOUND_S = 8.0
 SLOW_CASES = [(where, sig) for where in ("import", "constructor", "destroy") for sig in ("SIGINT", "SIGTERM")]
 
 
-def _own_fastdds_segments(pid: int) -> set[str]:
-    """The Fast DDS shared-memory segments process ``pid`` maps (its participant's own, not the port
-    files every participant shares): /dev/shm is shared with every other process of the machine."""
+def _mapped_fastdds_segments(pid: int) -> set[str]:
+    """The Fast DDS shared-memory segments process ``pid`` maps, not the port files every
+    participant shares: /dev/shm is shared with every other process of the machine."""
     try:
         maps = Path(f"/proc/{pid}/maps").read_text()
     except OSError:
         return set()
     paths = {line.split()[-1] for line in maps.splitlines() if "/dev/shm/fastdds_" in line}
     return {path for path in paths if not Path(path).name.startswith("fastdds_port")}
+
+
+def _own_fastdds_segments(pid: int) -> set[str]:
+    """The segments of process ``pid``'s own participant: those it maps, less those of the peers it
+    writes to (a participant maps its peers' segments too) that this test process holds."""
+    return _mapped_fastdds_segments(pid) - _mapped_fastdds_segments(os.getpid())
 
 
 def _wait_for(condition, timeout: float) -> bool:
