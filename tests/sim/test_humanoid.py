@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -108,23 +109,27 @@ def test_base_rows_identify_the_true_total_mass(humanoid: tuple[RobotConfig, Hum
     assert list(result.com.identifiable) == [True, True, False]  # feet standing still: their vertical CoM is unseen
 
 
-def test_online_mass_follows_the_offline_one(humanoid: tuple[RobotConfig, HumanoidRun]) -> None:
-    """Fed sample by sample, the chunked online fit reaches the true total mass within 0.5 %."""
-    config, run = humanoid
+def _online(config: RobotConfig, run: HumanoidRun, **options: Any) -> OnlineFloatingBase:
+    """The online estimator of the simulated robot's base rows at 500 Hz (``options``: chunk, gate, ...)."""
     assert config.floating_base is not None
     regressor, samples = regressor_samples(config, run)
     base = structural_base_parameters(
         regressor, stance=config.floating_base.sole_frames, standing=samples.Q[0], samples=80
     )
-    online = OnlineFloatingBase(
+    return OnlineFloatingBase(
         regressor,
         base,
         imu_frame=config.floating_base.imu_frame,
         sole_frames=config.floating_base.sole_frames,
         rate_hz=500.0,
-        chunk_s=1.0,
-        margin_s=0.25,
+        **options,
     )
+
+
+def test_online_mass_follows_the_offline_one(humanoid: tuple[RobotConfig, HumanoidRun]) -> None:
+    """Fed sample by sample, the chunked online fit reaches the true total mass within 0.5 %."""
+    config, run = humanoid
+    online = _online(config, run, chunk_s=1.0, margin_s=0.25)
     record = run.record
     refits = [
         k
@@ -141,17 +146,9 @@ def test_online_gate_block_averages_and_lost_samples(humanoid: tuple[RobotConfig
     from motor_ident.core.estimation.gate import GateConfig
 
     config, run = humanoid
-    assert config.floating_base is not None
-    regressor, samples = regressor_samples(config, run)
-    base = structural_base_parameters(
-        regressor, stance=config.floating_base.sole_frames, standing=samples.Q[0], samples=80
-    )
-    online = OnlineFloatingBase(
-        regressor,
-        base,
-        imu_frame=config.floating_base.imu_frame,
-        sole_frames=config.floating_base.sole_frames,
-        rate_hz=500.0,
+    online = _online(
+        config,
+        run,
         chunk_s=0.8,
         margin_s=0.2,
         decimation=5,
