@@ -97,6 +97,14 @@ class ManagedNode(LifecycleNode):
         """Publish the configured safe output once."""
         raise NotImplementedError
 
+    def destroy_node(self) -> None:
+        """Destroy the node now. rclpy's lifecycle state machine holds the node's handle, so without
+        releasing it first the node (and its lifecycle services) stays in the ROS graph until the
+        Python object is garbage-collected: a later run in the same process would send its
+        lifecycle requests to this node instead of the new one of the same name."""
+        self._state_machine.destroy_when_not_in_use()
+        super().destroy_node()
+
     def declared(
         self, cls: type[T], apply: Callable[[T], None] | None = None, check: Callable[[T], object] | None = None
     ) -> T:

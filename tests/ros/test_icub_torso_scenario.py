@@ -125,7 +125,7 @@ def test_gate_opens_with_every_joint_over_the_threshold(run) -> None:
     result, _ = run
     summary = summarize(result)
     t_open = summary["gate_opened_at_s"]
-    assert t_open is not None and t_open < DURATION_S - 1.0
+    assert t_open is not None and t_open < DURATION_S - 1.0, (summary["gate_reason"], result.identifier_summary)
     closed = [t for t, is_open in result.recording.gate if t > t_open and not is_open]
     assert not closed and summary["gate_open_at_end"], (closed, result.identifier_summary["reason"])
     around = [r2 for t, r2 in result.recording.r2 if abs(t - t_open) <= 0.15]  # the refit that opened it

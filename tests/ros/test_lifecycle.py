@@ -307,3 +307,20 @@ def test_callback_exception_sends_safe_output_and_unconfigures(ros) -> None:
     assert ros.spin_until(lambda: len(received) > count and not any(received[-1].data), 10.0), received[-1:]
     assert not node.configured and not node.commanding
     assert node._state_machine.current_state[1] == "unconfigured"
+
+
+def test_destroyed_node_leaves_the_graph_at_once(ros) -> None:
+    """A destroyed managed node and its lifecycle services leave the ROS graph when it is destroyed,
+    not when Python collects it: a second run in the same process (an in-process demo, then
+    ``--processes``) must not send its configure requests to the first run's node."""
+    from motor_ident.ros.excitation_node import ExcitationNode
+
+    probe = ros.probe("graph_probe")
+    node = ros.add(ExcitationNode, activate=True)
+    assert ros.spin_until(lambda: "excitation" in probe.get_node_names(), 30.0)
+    ros.destroy(node)
+
+    def services() -> list[str]:  # its lifecycle services (rclpy leaves get_type_description behind)
+        return [name for name, _ in probe.get_service_names_and_types() if "/excitation/" in name and "state" in name]
+
+    assert ros.spin_until(lambda: "excitation" not in probe.get_node_names() and not services(), 30.0), services()
