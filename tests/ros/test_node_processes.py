@@ -560,7 +560,7 @@ def test_stopped_simulator_gives_safe_output_and_says_so(tmp_path, ros) -> None:
             after = [data for t, data in commands if t > stopped + 0.5]
             return bool(after) and said("feedforward", "stale", "/clock stopped", "safe output")
 
-        assert ros.spin_until(lambda: safe() and said("identifier", "/clock stopped"), 30.0), statuses[-6:]
+        assert ros.spin_until(lambda: safe() and said("identifier", "/clock stopped"), 60.0), statuses[-6:]
     finally:
         if sim is not None:
             os.kill(sim, signal.SIGCONT)
