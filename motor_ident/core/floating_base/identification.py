@@ -77,7 +77,7 @@ def structural_base_parameters(
         Q, V, A = stance_states(regressor.floating, stance, rng, samples, standing=standing)
     else:
         Q, V, A = regressor.floating.random_states(rng, samples)
-    return base_parameters(regressor.rows(Q, V, A)[:, :k], regressor.names)
+    return base_parameters(regressor.rows(Q, V, A, count=k), regressor.names)
 
 
 @dataclass(frozen=True)
@@ -295,9 +295,11 @@ def identify_floating_base(
     if n_train * k < 2 * base.n_base:
         raise DataError(f"{n_train} training samples are too few for {base.n_base} base parameters")
     train, held = RegressionStatistics(k, base.n_base), RegressionStatistics(k, base.n_base)
+    buffer = np.empty((min(chunk_size, N), k, regressor.n_parameters))  # one chunk's rows, reused
     for start in range(0, N, chunk_size):
         stop = min(start + chunk_size, N)
-        Y = base.base_regressor(regressor.rows(Q[start:stop], V[start:stop], A[start:stop])[:, :k])
+        rows_k = regressor.rows(Q[start:stop], V[start:stop], A[start:stop], count=k, out=buffer[: stop - start])
+        Y = base.base_regressor(rows_k)
         split = min(max(n_train - start, 0), stop - start)
         if split:
             train.add(Y[:split], F[start : start + split, :k])
@@ -337,5 +339,5 @@ def predicted_wrench_metrics(
 
     Returns per-row metrics (6,) and the predicted wrench (N, 6) [N, N m] in the base frame.
     """
-    predicted = regressor.rows(Q, V, A)[:, :6] @ np.asarray(theta, dtype=float)
+    predicted = regressor.rows(Q, V, A, count=6) @ np.asarray(theta, dtype=float)
     return fit_metrics(np.asarray(base_force, dtype=float)[:, :6], predicted), predicted

@@ -12,6 +12,7 @@ from motor_ident.core.floating_base.identification import (
     structural_base_parameters,
 )
 from motor_ident.core.floating_base.model import FloatingBaseRegressor, load_floating_base_model
+from motor_ident.errors import DataError
 from tests.conftest import example_robot_urdf
 
 # a reduced humanoid: joints in an order other than pinocchio's, so rows and columns are remapped
@@ -36,6 +37,29 @@ def test_regressor_times_parameters_equals_rnea(humanoid: FloatingBaseRegressor,
     expected = np.concatenate([tau[:, :6], tau[:, floating.robot.v_index]], axis=1)
     np.testing.assert_allclose(Y @ floating.inertial_parameters(), expected, atol=1e-9)
     assert Y.shape == (20, 6 + len(JOINTS), 10 * (len(JOINTS) + 1))
+
+
+@pytest.mark.parametrize("joints", [JOINTS, None], ids=["remapped", "pinocchio_order"])
+def test_rows_asked_for_equal_the_full_regressor_s(joints: tuple[str, ...] | None, rng: np.random.Generator) -> None:
+    """``count`` rows (into a reused buffer) are the full regressor's first rows, both when rows and
+    columns are remapped and when pinocchio's order is ours; the base rows times theta equal RNEA's."""
+    urdf = example_robot_urdf("icub_description/robots/icub.urdf")
+    regressor = FloatingBaseRegressor(load_floating_base_model(urdf, joint_names=joints))
+    floating = regressor.floating
+    Q, V, A = floating.random_states(rng, 8)
+    full = regressor.rows(Q, V, A)
+    buffer = np.full((8, 6, regressor.n_parameters), np.nan)
+    base_rows = regressor.rows(Q, V, A, count=6, out=buffer)
+    assert base_rows is buffer
+    np.testing.assert_array_equal(base_rows, full[:, :6])
+    np.testing.assert_array_equal(regressor.rows(Q, V, A, count=floating.nv), full)
+    data = floating.model.createData()
+    tau = np.array([pin.rnea(floating.model, data, Q[k], V[k], A[k])[:6] for k in range(8)])
+    np.testing.assert_allclose(base_rows @ floating.inertial_parameters(), tau, atol=1e-9)
+    with pytest.raises(DataError):
+        regressor.rows(Q, V, A, count=0)
+    with pytest.raises(DataError):
+        regressor.rows(Q, V, A, count=6, out=np.empty((8, 7, regressor.n_parameters)))
 
 
 def test_contact_forces_match_rnea_with_external_forces(
