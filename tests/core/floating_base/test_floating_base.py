@@ -128,3 +128,39 @@ def test_sdp_gives_physical_bodies_with_the_same_wrenches(
     np.testing.assert_allclose(result.theta[0::10].sum(), theta_true[0::10].sum(), rtol=1e-3)
     predicted = humanoid.rows(Q, V, A)[:, :6] @ result.theta
     assert np.sqrt(np.mean((predicted - force[:, :6]) ** 2)) < 0.2
+
+
+def test_mass_and_com_std_cover_slowly_correlated_errors(
+    humanoid: FloatingBaseRegressor, rng: np.random.Generator
+) -> None:
+    """A slow error on the wrenches (AR(1), correlation 0.98 per sample, as a model error or a filter
+    leaves) along a smooth motion: the residual-based (sandwich) std of the total mass and CoM covers
+    the errors; the white-noise std, 3-8 times smaller, does not."""
+    from scipy.signal import lfilter
+
+    floating = humanoid.floating
+    theta_true = floating.inertial_parameters() * np.repeat(rng.uniform(1.1, 1.3, len(floating.body_names)), 10)
+    truth = floating.with_inertial_parameters(theta_true)
+    knots, N = 40, 600  # a smooth motion through 40 random states
+    x = np.linspace(0.0, knots - 1.0, N)
+    Q, V, A = (
+        np.array([np.interp(x, np.arange(knots), column) for column in states.T]).T
+        for states in floating.random_states(rng, knots)
+    )
+    Q[:, 3:7] /= np.linalg.norm(Q[:, 3:7], axis=1, keepdims=True)
+    force = humanoid.rows(Q, V, A) @ theta_true
+    com_true = pin.centerOfMass(truth.model, truth.model.createData(), Q[0])
+    base = structural_base_parameters(humanoid, "base")
+    covered, covered_white, ratio = [], [], []
+    for _ in range(8):
+        slow = lfilter([0.02], [1.0, -0.98], rng.standard_normal(force.shape), axis=0) * 5.0  # std ~0.5 N, N m
+        result = identify_floating_base(humanoid, Q, V, A, force + slow, base=base)
+        error = np.abs([result.mass.value - truth.total_mass, *(result.com.value - com_true)])
+        std = np.array([result.mass.std, *result.com.std])
+        white = np.array([result.mass_white.std, *result.com_white.std])
+        covered += list(error <= 1.96 * std)
+        covered_white += list(error <= 1.96 * white)
+        ratio += list(std / white)
+    assert np.mean(covered) >= 0.85, np.mean(covered)
+    assert np.mean(covered_white) <= 0.6, np.mean(covered_white)
+    assert np.median(ratio) > 3.0
