@@ -186,7 +186,7 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
     axes = "xyz"
     weak = weakly_determined(com)
     com_text = ", ".join(
-        f"{axes[i]} {1000 * com.value[i]:.1f} +- {1000 * com.std[i]:.1f}"
+        f"{axes[i]} {1000 * com.value[i]:.1f} +- {1000 * com.std[i]:.2f}"
         + (" [weakly determined]" if weak[i] else "")
         + ("" if com.identifiable[i] else " [nominal feet]")
         for i in range(3)
