@@ -56,7 +56,9 @@ def test_bench_json_has_the_floor_and_the_ratios(tmp_path: Path, monkeypatch: py
         bench, "bench_feedforward", lambda seconds, **kw: _latency(3.0, 60, 50.0) | {"executor": "single_threaded"}
     )
     monkeypatch.setattr(bench, "bench_regressor", lambda: [])
-    monkeypatch.setattr(bench, "bench_floating", lambda samples: [])
+    floating = {"dof": 38, "n_base": 234, "rows_us": 40.0, "base_rows_us": 30.0, "pinocchio_regressor_us": 30.0}
+    floating |= {"over_pinocchio": 1.33, "base_rows_over_pinocchio": 1.0, "rows_and_wrenches_us": 50.0, "refit_hz": 1e2}
+    monkeypatch.setattr(bench, "bench_floating", lambda samples: [floating])  # its table row is printed
     monkeypatch.setattr(
         bench, "bench_refit", lambda updates: [{"window": 2000, "incremental_hz": 1.0, "full_resolve_hz": 1.0}]
     )
