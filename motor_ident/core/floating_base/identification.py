@@ -16,7 +16,7 @@ body's pseudo-inertia.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -25,6 +25,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from motor_ident.core.estimation.consistent_fit import consistent_least_squares
 from motor_ident.core.estimation.constraints import PhysicalConstraints, min_pseudo_inertia_eigenvalues
+from motor_ident.core.estimation.covariance import with_residual_covariance
+from motor_ident.core.estimation.identification import CACHE_BYTES
 from motor_ident.core.estimation.least_squares import Fit, FitMetrics, RegressionStatistics, fit_metrics
 from motor_ident.core.floating_base.model import ROOT_JOINT, FloatingBaseRegressor
 from motor_ident.core.floating_base.stance import stance_states
@@ -77,7 +79,7 @@ def structural_base_parameters(
         Q, V, A = stance_states(regressor.floating, stance, rng, samples, standing=standing)
     else:
         Q, V, A = regressor.floating.random_states(rng, samples)
-    return base_parameters(regressor.rows(Q, V, A)[:, :k], regressor.names)
+    return base_parameters(regressor.rows(Q, V, A, count=k), regressor.names)
 
 
 @dataclass(frozen=True)
@@ -143,7 +145,7 @@ def floating_constraints(regressor: FloatingBaseRegressor) -> PhysicalConstraint
 
 @dataclass(frozen=True)
 class Estimate:
-    """An estimate (scalar or vector) with its standard deviation (white-noise covariance).
+    """An estimate (scalar or vector) with its standard deviation (from the covariance it was given).
 
     ``identifiable`` per component: False where the data cannot determine it; the value there
     takes the undetermined part from the nominal model and ``std`` covers the determined part only.
@@ -152,6 +154,18 @@ class Estimate:
     value: FloatArray
     std: FloatArray
     identifiable: NDArray[np.bool_]
+
+
+WEAK_COM_STD = 0.001
+"""A whole-body CoM axis whose standard deviation exceeds this [m] counts as weakly determined:
+the data see it only through small motions (a standing robot's vertical CoM through its pelvis
+tilts), so small systematic errors of the sensors move it by several standard deviations (on the
+simulated iCub: the vertical CoM 7-33 mm off with standard deviations of 3-6 mm)."""
+
+
+def weakly_determined(com: Estimate) -> NDArray[np.bool_]:
+    """Per CoM axis (3,), whether its standard deviation exceeds `WEAK_COM_STD`."""
+    return np.asarray(com.std > WEAK_COM_STD, dtype=bool)
 
 
 def _linear_functional(base: BaseParameters, C: FloatArray) -> tuple[FloatArray, NDArray[np.bool_]]:
@@ -217,14 +231,19 @@ class FloatingIdentification:
     """Result of `identify_floating_base`.
 
     Attributes:
-        fit: estimate of the base parameters (WLS covariance, also for ``sdp`` / ``log_cholesky``).
+        fit: estimate of the base parameters; its covariance the residual-based sandwich of
+            `motor_ident.core.estimation.covariance` around the WLS information (also for ``sdp`` /
+            ``log_cholesky``).
         base: the full <-> base map of the row set used.
         theta: full parameters (p,): the consistent estimate for ``sdp`` / ``log_cholesky``, else
             the base estimate completed with the nominal model's dependent parameters.
         rows: ``base`` or ``all``; row_names: the rows used.
         heldout: per-row metrics on the held-out samples, or None.
-        mass, com: total mass [kg] and whole-body CoM at the first sample's configuration [m].
+        mass, com: total mass [kg] and whole-body CoM at the first sample's configuration [m], their
+            std from the residual-based (sandwich) covariance of `fit`: correlated residuals (the
+            model's error, filtering, a systematic sensor error) widen them.
         min_eigenvalue: smallest pseudo-inertia eigenvalue per body (>= 0: physical).
+        mass_white, com_white: the same with the textbook white-noise covariance, for comparison.
     """
 
     fit: Fit
@@ -238,6 +257,8 @@ class FloatingIdentification:
     mass: Estimate
     com: Estimate
     min_eigenvalue: FloatArray
+    mass_white: Estimate
+    com_white: Estimate
 
 
 def identify_floating_base(
@@ -295,12 +316,18 @@ def identify_floating_base(
     if n_train * k < 2 * base.n_base:
         raise DataError(f"{n_train} training samples are too few for {base.n_base} base parameters")
     train, held = RegressionStatistics(k, base.n_base), RegressionStatistics(k, base.n_base)
+    buffer = np.empty((min(chunk_size, N), k, regressor.n_parameters))  # one chunk's rows, reused
+    keep = n_train * k * base.n_base * 8 <= CACHE_BYTES
+    kept: list[tuple[FloatArray, FloatArray]] = []
     for start in range(0, N, chunk_size):
         stop = min(start + chunk_size, N)
-        Y = base.base_regressor(regressor.rows(Q[start:stop], V[start:stop], A[start:stop])[:, :k])
+        rows_k = regressor.rows(Q[start:stop], V[start:stop], A[start:stop], count=k, out=buffer[: stop - start])
+        Y = base.base_regressor(rows_k)
         split = min(max(n_train - start, 0), stop - start)
         if split:
             train.add(Y[:split], F[start : start + split, :k])
+            if keep:
+                kept.append((Y[:split], F[start : start + split, :k]))
         if split < stop - start:
             held.add(Y[split:], F[start + split : stop, :k])
     fit = train.ols() if method == "ols" else train.wls()
@@ -315,6 +342,9 @@ def identify_floating_base(
         theta = base.to_full(fit.theta, theta0)
     if train.count <= 0:
         raise EstimationError("no training samples")
+    white = fit.covariance
+    chunks = kept if keep else _base_row_chunks(regressor, base, Q[:n_train], V, A, F[:, :k], chunk_size)
+    fit = with_residual_covariance(fit, train, chunks, samples=n_train)
     return FloatingIdentification(
         fit=fit,
         base=base,
@@ -327,7 +357,28 @@ def identify_floating_base(
         mass=total_mass(base, fit.covariance, theta),
         com=centre_of_mass(regressor, Q[0], base, fit.covariance, theta),
         min_eigenvalue=min_pseudo_inertia_eigenvalues(theta, constraints),
+        mass_white=total_mass(base, white, theta),
+        com_white=centre_of_mass(regressor, Q[0], base, white, theta),
     )
+
+
+def _base_row_chunks(
+    regressor: FloatingBaseRegressor,
+    base: BaseParameters,
+    Q: FloatArray,
+    V: FloatArray,
+    A: FloatArray,
+    F: FloatArray,
+    chunk_size: int,
+) -> Iterator[tuple[FloatArray, FloatArray]]:
+    """Base regressor (N_c, k, r) and right-hand side (N_c, k) of the first ``len(Q)`` samples, chunk
+    by chunk, k = ``F.shape[1]`` rows (the covariance's second pass over a long recording)."""
+    k = F.shape[1]
+    buffer = np.empty((min(chunk_size, Q.shape[0]), k, regressor.n_parameters))
+    for start in range(0, Q.shape[0], chunk_size):
+        stop = min(start + chunk_size, Q.shape[0])
+        rows_k = regressor.rows(Q[start:stop], V[start:stop], A[start:stop], count=k, out=buffer[: stop - start])
+        yield base.base_regressor(rows_k), F[start:stop]
 
 
 def predicted_wrench_metrics(
@@ -337,5 +388,5 @@ def predicted_wrench_metrics(
 
     Returns per-row metrics (6,) and the predicted wrench (N, 6) [N, N m] in the base frame.
     """
-    predicted = regressor.rows(Q, V, A)[:, :6] @ np.asarray(theta, dtype=float)
+    predicted = regressor.rows(Q, V, A, count=6) @ np.asarray(theta, dtype=float)
     return fit_metrics(np.asarray(base_force, dtype=float)[:, :6], predicted), predicted
