@@ -11,7 +11,8 @@ process before either escalates:
 - while it runs, the first SIGINT or SIGTERM is recorded: the spin loop sees it and tears down
   in order. A repeated SIGINT (``ros2 launch`` forwards the terminal's Ctrl-C a second time)
   changes nothing; a SIGTERM after it raises `StopRequested`, which abandons the step that blocks
-  (a callback, ``destroy_node``) and teardown goes on with the next;
+  (a callback, ``destroy_node``) and teardown goes on with the next; between teardown steps a
+  signal is only recorded (it would otherwise end the teardown code itself);
 - a watchdog thread starts with the first request: after `DUMP_AFTER_S` it writes the stack of
   every thread to stderr (`faulthandler`) and sends the main thread SIGTERM itself (as launch
   would at 5 s), again every `NUDGE_EVERY_S` while teardown goes on; after `EXIT_AFTER_S` a
@@ -73,6 +74,7 @@ class ProcessStop:
         self.interrupted: list[str] = []  # teardown steps a signal abandoned
         self._first: float | None = None
         self._main = threading.main_thread().ident
+        self._step: str | None = None  # the teardown step running, if any
 
     def install(self) -> ProcessStop:
         """Handle SIGINT and SIGTERM with this object (main thread only)."""
@@ -96,15 +98,22 @@ class ProcessStop:
     def step(self, name: str, action: Callable[[], object]) -> None:
         """Run one teardown step; a `StopRequested` abandons it (recorded) and teardown goes on."""
         try:
+            self._step = name
             action()
+            self._step = None
         except StopRequested as stop:
+            self._step = None
             self.interrupted.append(f"{name} ({stop})")
+
+    def _may_interrupt(self) -> bool:
+        """Whether a repeated SIGTERM may raise now: while running, or inside a teardown step."""
+        return self.phase == "running" or (self.phase == "stopping" and self._step is not None)
 
     def _on_signal(self, signum: int, _frame: object) -> None:
         again = bool(self.requests)
         self.requests.append(signum)
         self._start_watchdog()
-        if self.phase == "starting" or (again and signum == signal.SIGTERM and self.phase != "exiting"):
+        if self.phase == "starting" or (again and signum == signal.SIGTERM and self._may_interrupt()):
             raise StopRequested(signum)
 
     def _start_watchdog(self) -> None:
@@ -121,7 +130,9 @@ class ProcessStop:
         faulthandler.dump_traceback(file=self.stream, all_threads=True)
         deadline = self._first + self.exit_after
         while time.monotonic() < deadline:
-            if self._main is not None and self.phase != "exiting":  # abandons the blocked step if it is in Python
+            if self._main is not None and (
+                self.phase == "starting" or self._may_interrupt()
+            ):  # abandons a blocked step
                 signal.pthread_kill(self._main, signal.SIGTERM)
             time.sleep(min(NUDGE_EVERY_S, max(deadline - time.monotonic(), 0.0)))
         self._write(f"still running {self.exit_after:g} s after the stop request: exiting now ({EXIT_BLOCKED})")
