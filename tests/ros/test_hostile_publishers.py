@@ -337,6 +337,8 @@ def test_node_processes_survive_a_hostile_publisher(hostile, tmp_path: Path) -> 
     process exits before the run ends (the runner raises if one does)."""
     from motor_ident.ros.runner import run_scenario
 
-    result = run_scenario("valkyrie_arm", **RUN, processes=True, log_dir=tmp_path / "logs")
+    # 8 s: an identifier process starved on a loaded machine (load average 20) had too few samples
+    # in its window when a 4 s run ended (condition number inf, gate closed).
+    result = run_scenario("valkyrie_arm", **{**RUN, "duration": 8.0}, processes=True, log_dir=tmp_path / "logs")
     _check_survived(result, hostile(), tmp_path)
     assert {p["node"] for p in result.processes} == {"identifier", "feedforward", "excitation", "sim_robot"}
