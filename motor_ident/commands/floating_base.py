@@ -47,11 +47,18 @@ def cmd_synth_floating(args: argparse.Namespace) -> int:
         f"true mass {mass_true:.3f} kg (URDF {mass_nominal:.3f} kg)"
     )
     cone = run.friction
+    fb = config.floating_base
+    assert fb is not None
     print(
-        f"contact check (feet welded in the simulation): {100 * cone['inside_friction_cone']:.1f} % of samples inside "
-        f"the friction cone (mu = {config.floating_base.friction_coefficient if config.floating_base else '-'}), "
-        f"smallest normal force {cone['min_normal_force']:.1f} N"
-        + (f", CoP inside the sole {100 * cone['cop_inside_sole']:.1f} %" if "cop_inside_sole" in cone else "")
+        f"contact check (soles welded in the simulation; would real feet hold the same wrenches?): "
+        f"{100 * cone['inside_friction_cone']:.1f} % of samples inside the friction cone "
+        f"(mu = {fb.friction_coefficient:g}), smallest normal force {cone['min_normal_force']:.1f} N"
+        + (
+            f", CoP at least {1000 * cone['cop_margin']:.0f} mm inside the sole {100 * cone['cop_inside_sole']:.1f} %, "
+            f"both {100 * cone['holdable']:.1f} %"
+            if "cop_inside_sole" in cone
+            else " (no foot_size in the config: the centre of pressure is not checked)"
+        )
     )
     write_json(
         args.json,

@@ -5,7 +5,7 @@ URDF parser and dynamics; nothing here evaluates pinocchio's dynamics), with
 
 - a free joint on the root link, and every foot's sole **welded** to the ground at its initial
   pose (a weld equality: the simplification of a flat foot that neither slips nor tilts; contacts
-  are off, so the URDF's collision meshes are not needed). `friction_check` tells afterwards
+  are off, so the URDF's collision meshes are not needed). `friction_check` (in `motor_ident.sim.humanoid_motion`) tells afterwards
   whether real feet would have held the same wrenches (friction cone, centre of pressure);
 - true link masses perturbed from the URDF's by a random factor 1 +- U(low, high) per link (the
   link's inertia scales with it, so each link stays physical); inertias MuJoCo refuses (zero or
@@ -34,11 +34,22 @@ import pinocchio as pin
 from numpy.typing import NDArray
 from scipy.interpolate import CubicSpline
 
-from motor_ident.core.floating_base.stance import stance_inverse_kinematics
+from motor_ident.core.floating_base.model import FloatingBaseModel
+from motor_ident.core.floating_base.stance import leg_joints
 from motor_ident.errors import ConfigError, ModelError
 from motor_ident.io.floating_record import FloatingBaseRecord
 from motor_ident.io.robot_config import RobotConfig
 from motor_ident.schema import check, setting
+from motor_ident.sim.humanoid_motion import (
+    GRID_S,
+    ForceDistribution,
+    MotionPlan,
+    Phase,
+    contact_schedule,
+    friction_check,
+    in_contact,
+    plan_reference,
+)
 from motor_ident.sim.mujoco_model import _urdf_without_geometry, inertial_parameters
 
 FloatArray = NDArray[np.float64]
@@ -78,16 +89,33 @@ class HumanoidSimConfig:
     min_gyration_radius: float = setting(
         0.02, "links get at least a solid sphere's inertia of this radius (point masses of the URDF)", unit="m", low=0.0
     )
-    kp: float = setting(400.0, "joint servo stiffness", unit="N m/rad", low=0.0)
-    kd: float = setting(8.0, "joint servo damping", unit="N m s/rad", low=0.0)
+    kp: float = setting(2000.0, "joint servo stiffness", unit="N m/rad", low=0.0)
+    kd: float = setting(40.0, "joint servo damping", unit="N m s/rad", low=0.0)
     servo_max_frequency: float = setting(
         15.0, "cap of each servo's bandwidth on its own link inertia M_jj (light links)", unit="Hz", low=0.1
     )
-    sway: float = setting(0.025, "pelvis sway amplitude, forward and sideways", unit="m", low=0.0, high=0.2)
+    sway: float = setting(0.015, "CoM sway amplitude, forward and sideways", unit="m", low=0.0, high=0.2)
     bob: float = setting(0.015, "pelvis height amplitude", unit="m", low=0.0, high=0.2)
     tilt: float = setting(0.08, "pelvis roll / pitch / yaw amplitude", unit="rad", low=0.0, high=0.5)
     swing: float = setting(0.5, "amplitude of the torso, arm and head joints", unit="rad", low=0.0, high=2.0)
     frequency: float = setting(0.3, "fundamental frequency of the excitation", unit="Hz", low=0.01, high=5.0)
+    single_support_phases: int = setting(
+        0,
+        "single-support phases (alternating feet): CoM over one sole, the other foot lifted and swung",
+        low=0,
+        high=20,
+    )
+    single_support_s: float = setting(5.0, "duration of each single-support phase, shifts included", unit="s", low=2.0)
+    step_height: float = setting(0.03, "how high the free foot is lifted", unit="m", low=0.0, high=0.2)
+    force_loop_gain: float = setting(
+        0.3, "legs' internal-force loop in double support: fraction corrected per sample (0: off)", low=0.0, high=1.0
+    )
+    cop_margin: float = setting(
+        0.005,
+        "the contact check counts a centre of pressure this far inside the sole's edge as held",
+        unit="m",
+        low=0.0,
+    )
     encoder_noise: float = setting(2e-4, "joint encoder noise std", unit="rad", low=0.0)
     gyro_noise: float = setting(0.005, "gyro noise std", unit="rad/s", low=0.0)
     gyro_bias: float = setting(0.002, "gyro bias std (constant per run)", unit="rad/s", low=0.0)
@@ -115,7 +143,8 @@ class HumanoidRun:
         record: the sensor record.
         theta_true: true inertial parameters in `FloatingBaseModel` order (base first), (10 (n + 1),).
         base_position, base_quaternion: true base pose (N, 3), (N, 4) [qx, qy, qz, qw].
-        friction: `friction_check` of the recorded wrenches.
+        friction: `friction_check` of the recorded wrenches (feet in contact only).
+        contact: which feet are welded to the ground per sample (N, c).
     """
 
     record: FloatingBaseRecord
@@ -123,6 +152,7 @@ class HumanoidRun:
     base_position: FloatArray
     base_quaternion: FloatArray
     friction: dict[str, float]
+    contact: NDArray[np.bool_]
 
 
 def _lifted_inertias(root: ET.Element, radius: float) -> None:
@@ -309,7 +339,9 @@ def _weld_soles(
         name = _child_link(config, frame)
         world_in_sole = pin.SE3(R, p).inverse()
         quat = pin.Quaternion(world_in_sole.rotation)
-        eq = spec.add_equality(type=mujoco.mjtEq.mjEQ_WELD, name1=name, objtype=mujoco.mjtObj.mjOBJ_BODY)
+        eq = spec.add_equality(
+            name=f"{frame}_weld", type=mujoco.mjtEq.mjEQ_WELD, name1=name, objtype=mujoco.mjtObj.mjOBJ_BODY
+        )
         eq.data[:11] = [0.0, 0.0, 0.0, *world_in_sole.translation, quat.w, quat.x, quat.y, quat.z, 1.0]
         eq.solref = [weld_time_constant, 1.0]  # stiff: a flat foot on hard ground
 
@@ -317,34 +349,36 @@ def _weld_soles(
 def _reference(
     config: RobotConfig,
     sim: HumanoidSimConfig,
+    truth: FloatingBaseModel,
     q_start: FloatArray,
     base0: pin.SE3,
     poses: list[tuple[FloatArray, FloatArray]],
-) -> CubicSpline:
-    """Joint references (spline of time): pelvis sway by stance IK for the legs, sines elsewhere."""
+    schedule: list[Phase],
+) -> tuple[CubicSpline, pin.SE3]:
+    """Joint references (spline of time) and the first base pose: CoM sway and pelvis motion, sines elsewhere."""
     assert config.floating_base is not None
-    floating = config.build_floating_base()
     rng = np.random.default_rng(sim.seed)
-    t = np.arange(0.0, sim.duration + 0.5, 0.01)
+    t = np.arange(0.0, sim.duration + 0.5, GRID_S)
     w = _ramp(t)
     harmonics = np.array([1.0, 1.7, 2.9])
     axes = np.stack([w * _sines(t, sim.frequency, harmonics, rng.uniform(0, 2 * np.pi, 3)) for _ in range(6)], axis=1)
-    amplitude = np.array([sim.sway, sim.sway, sim.bob, sim.tilt, sim.tilt, sim.tilt])
-    axes *= amplitude
-    base_poses = [base0 * pin.SE3(pin.rpy.rpyToMatrix(*a[3:]), a[:3]) for a in axes]
+    axes *= np.array([sim.sway, sim.sway, sim.bob, sim.tilt, sim.tilt, sim.tilt])
     soles = {name: pin.SE3(R, p) for name, (p, R) in zip(config.floating_base.sole_frames, poses)}
-    q = stance_inverse_kinematics(floating, base_poses, q_start, soles)
-    legs = np.flatnonzero(np.any(np.abs(q - q_start) > 1e-9, axis=0))
-    model = floating.model
-    lower = model.lowerPositionLimit[floating.robot.q_index]
-    upper = model.upperPositionLimit[floating.robot.q_index]
-    for j in np.setdiff1d(np.arange(floating.n), legs):
+    model = truth.model
+    legs = leg_joints(truth, [model.getFrameId(name) for name in soles])
+    lower = model.lowerPositionLimit[truth.robot.q_index]
+    upper = model.upperPositionLimit[truth.robot.q_index]
+    q = np.tile(q_start, (t.size, 1))
+    for j in np.setdiff1d(np.arange(truth.n), legs):
         room = 0.85 * min(q_start[j] - lower[j], upper[j] - q_start[j])
         amp = min(sim.swing, max(room, 0.0))
         q[:, j] = q_start[j] + amp * w * _sines(
             t, sim.frequency, harmonics * rng.uniform(0.8, 1.6), rng.uniform(0, 2 * np.pi, 3)
         )
-    return CubicSpline(t, q, axis=0)
+    plan = MotionPlan(t=t, com_offset=axes[:, :2], base_motion=axes[:, 2:], upper=q)
+    return plan_reference(
+        truth, plan, schedule, soles, base0, np.asarray(q_start, dtype=float), step_height=sim.step_height
+    )
 
 
 def _wrench_in_frame(data: mujoco.MjData, model: mujoco.MjModel, body: int, frame: int) -> FloatArray:
@@ -372,20 +406,40 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
     qpos0, poses = _standing_pose(model, config, hinge_qpos, posture)
     _weld_soles(spec, config, poses, sim.weld_time_constant)
     _tune_servos(spec, model, qpos0, config, sim)
+    theta_true = inertial_parameters(model, (FREE_JOINT, *config.joints))
     model = spec.compile()
     data = mujoco.MjData(model)
     data.qpos[:] = qpos0
     base0 = pin.SE3(pin.Quaternion(qpos0[3], *qpos0[4:7]).toRotationMatrix(), qpos0[:3])
-    reference = _reference(config, sim, posture, base0, poses)
+    truth = config.build_floating_base().with_inertial_parameters(theta_true)
+    n, c = len(config.joints), len(fb.contacts)
+    schedule = contact_schedule(sim.duration, sim.single_support_phases, sim.single_support_s, c)
+    reference, start = _reference(config, sim, truth, posture, base0, poses, schedule)
+    data.qpos[:3] = start.translation  # the plan's first pose, so that the recording starts at rest
+    quat_start = pin.Quaternion(start.rotation)
+    data.qpos[3:7] = [quat_start.w, quat_start.x, quat_start.y, quat_start.z]
+    data.qpos[hinge_qpos] = reference(0.0)
     rng = np.random.default_rng(sim.seed + 1)
     N = int(round(sim.duration * sim.rate_hz))
-    n, c = len(config.joints), len(fb.contacts)
     dt = 1.0 / sim.rate_hz
+    t = np.arange(N, dtype=float) * dt
+    contact = in_contact(schedule, t, c)
+    welds = np.array([model.equality(f"{frame}_weld").id for frame in fb.sole_frames])
     soles = [frame_body(model, config, name) for name in fb.sole_frames]
     sensors = [frame_body(model, config, name) for name in fb.sensor_frames]
     adr = {name: int(model.sensor(name).adr[0]) for name in ("imu_quaternion", "imu_gyro", "imu_accelerometer")}
     actuators = np.array([model.actuator(f"{j}_servo").id for j in config.joints])
     dofs = np.array([model.jnt_dofadr[model.joint(j).id] for j in config.joints])
+    kp = model.actuator_gainprm[actuators, 0]
+    loop = ForceDistribution(
+        model,
+        soles,
+        dofs,
+        weight=float(theta_true[0::10].sum() * np.linalg.norm(config.gravity)),
+        foot_size=fb.foot_size or (0.1, 0.05),
+        friction_coefficient=fb.friction_coefficient,
+        gain=sim.force_loop_gain,
+    )
     out = {
         "q": np.empty((N, n)),
         "tau": np.empty((N, n)),
@@ -400,7 +454,9 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
     data.ctrl[actuators] = reference(0.0)
     for _ in range(int(round(SETTLE_S / model.opt.timestep))):  # let the servos take the weight
         mujoco.mj_step(model, data)
+    tau_ff = np.zeros(n)
     for k in range(N):
+        data.eq_active[welds] = contact[k]
         mujoco.mj_forward(model, data)
         mujoco.mj_rnePostConstraint(model, data)
         out["q"][k] = data.qpos[hinge_qpos]
@@ -414,21 +470,30 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
         out["acc"][k] = data.sensordata[adr["imu_accelerometer"] : adr["imu_accelerometer"] + 3]
         out["base_p"][k] = data.qpos[:3]
         out["base_q"][k] = [*data.qpos[4:7], data.qpos[3]]
+        if sim.force_loop_gain > 0.0:
+            tau_ff = loop.update(data, contact[k])
         for s in range(sim.substeps):
-            data.ctrl[actuators] = reference(k * dt + (s + 1) * dt / sim.substeps)
+            data.ctrl[actuators] = reference(k * dt + (s + 1) * dt / sim.substeps) + tau_ff / kp
             mujoco.mj_step(model, data)
-    theta_true = inertial_parameters(model, (FREE_JOINT, *config.joints))
     return HumanoidRun(
-        record=_noisy_record(config, sim, rng, np.arange(N, dtype=float) * dt, out),
+        record=_noisy_record(config, sim, rng, t, out, contact),
         theta_true=theta_true,
         base_position=out["base_p"],
         base_quaternion=out["base_q"],
-        friction=friction_check(out["sole_wrench"], fb.friction_coefficient, fb.foot_size),
+        friction=friction_check(
+            out["sole_wrench"], fb.friction_coefficient, fb.foot_size, contact=contact, margin=sim.cop_margin
+        ),
+        contact=contact,
     )
 
 
 def _noisy_record(
-    config: RobotConfig, sim: HumanoidSimConfig, rng: np.random.Generator, t: FloatArray, out: dict[str, FloatArray]
+    config: RobotConfig,
+    sim: HumanoidSimConfig,
+    rng: np.random.Generator,
+    t: FloatArray,
+    out: dict[str, FloatArray],
+    contact: NDArray[np.bool_],
 ) -> FloatingBaseRecord:
     """The sensors' view of the simulated signals: noise, constant biases, orientation jitter."""
     assert config.floating_base is not None
@@ -450,30 +515,5 @@ def _noisy_record(
         imu_accelerometer=out["acc"]
         + rng.normal(0.0, sim.accelerometer_bias, 3)
         + rng.normal(0.0, sim.accelerometer_noise, (N, 3)),
+        contact=contact.astype(float),
     )
-
-
-def friction_check(
-    sole_wrench: FloatArray, friction_coefficient: float, foot_size: tuple[float, float] | None
-) -> dict[str, float]:
-    """Would real feet have held these wrenches? From wrenches at the soles (N, c, 6) (z up).
-
-    Returns the smallest normal force [N], the largest tangential / normal ratio, the fraction of
-    samples inside the friction cone, and (with ``foot_size``) the fraction with the centre of
-    pressure inside the sole rectangle, plus the largest |CoP| along x and y [m].
-    """
-    f, tau = sole_wrench[..., :3], sole_wrench[..., 3:]
-    normal = f[..., 2]
-    ratio = np.linalg.norm(f[..., :2], axis=-1) / np.maximum(normal, 1e-9)
-    inside = (normal > 0.0) & (ratio <= friction_coefficient)
-    report = {
-        "min_normal_force": float(normal.min()),
-        "max_tangential_ratio": float(ratio.max()),
-        "inside_friction_cone": float(np.all(inside, axis=1).mean()),
-    }
-    cop = np.stack([-tau[..., 1], tau[..., 0]], axis=-1) / np.maximum(normal, 1e-9)[..., None]
-    report["max_cop_x"], report["max_cop_y"] = (float(x) for x in np.abs(cop).max(axis=(0, 1)))
-    if foot_size is not None:
-        within = (np.abs(cop[..., 0]) <= foot_size[0] / 2) & (np.abs(cop[..., 1]) <= foot_size[1] / 2)
-        report["cop_inside_sole"] = float(np.all(within, axis=1).mean())
-    return report

@@ -186,6 +186,11 @@ def stance_states(
     return np.array(Qs), np.array(Vs), np.array(As)
 
 
+def leg_joints(floating: FloatingBaseModel, frames: Sequence[int]) -> NDArray[np.int64]:
+    """Our indices of the joints on the paths from the base to the given frames (pinocchio frame ids)."""
+    return _legs(floating, frames)[1]
+
+
 def _legs(floating: FloatingBaseModel, frames: Sequence[int]) -> tuple[list[int], NDArray[np.int64]]:
     """Joint ids and our joint indices on the paths from the base to the given frames."""
     model = floating.model
