@@ -123,6 +123,20 @@ def _samples(regressor: Any, config: Any, path: str, rows: str, args: argparse.N
     return samples
 
 
+def _foot_first_moments(floating: Any, base: Any, soles: tuple[str, ...]) -> dict[str, str]:
+    """Per sole's body: how the data determine its first moments (``alone``, ``combination``, ``no``) per axis."""
+    model = floating.model
+    words = {"identifiable": "alone", "combination": "combination", "unidentifiable": "no"}
+    classes = base.classes()
+    out = {}
+    for sole in soles:
+        joint = model.names[model.frames[model.getFrameId(sole)].parentJoint]
+        body = floating.body_names[0 if joint == "root_joint" else 1 + floating.robot.joint_names.index(joint)]
+        k = floating.body_names.index(body)
+        out[body] = ", ".join(words[classes[10 * k + i]] for i in (1, 2, 3))
+    return out
+
+
 def _wrench_validation(regressor: Any, theta: np.ndarray, theta_nominal: np.ndarray, samples: Any) -> dict[str, Any]:
     """NRMSE of the predicted total contact wrench (base rows), identified vs nominal model."""
     from motor_ident.core.floating_base.identification import predicted_wrench_metrics
@@ -157,9 +171,17 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
     samples = _samples(regressor, config, args.data, args.rows, args)
     free = compare_row_sets(structural_base_parameters(regressor, "base"), structural_base_parameters(regressor, "all"))
     print(free.summary())
-    base = structural_base_parameters(
-        regressor, args.rows, stance=config.floating_base.sole_frames, standing=samples.Q[0]
+    soles = config.floating_base.sole_frames
+    supports = [tuple(soles[c] for c in feet) for feet in samples.supports()]
+    counts = {
+        feet: int(np.sum(np.all(samples.contact == np.isin(np.arange(len(soles)), feet), axis=1)))
+        for feet in samples.supports()
+    }
+    print(
+        "feet on the ground in the data (schedule or F/T force threshold): "
+        + ", ".join(f"{' + '.join(s)} {n} samples" for s, n in zip(supports, counts.values()))
     )
+    base = structural_base_parameters(regressor, args.rows, supports=supports, standing=samples.Q[0])
     free_rows = structural_base_parameters(regressor, args.rows)
     lost = [
         n
@@ -167,9 +189,11 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         if a != "unidentifiable" and b == "unidentifiable"
     ]
     print(
-        f"with the feet standing still ({', '.join(config.floating_base.sole_frames)}): {base.n_base} base parameters "
-        f"({free_rows.n_base - base.n_base} fewer); not determined in stance ({len(lost)}): {', '.join(lost) or '-'}"
+        f"with these contacts: {base.n_base} base parameters ({free_rows.n_base - base.n_base} fewer than free "
+        f"motion); not determined ({len(lost)}): {', '.join(lost) or '-'}"
     )
+    feet = _foot_first_moments(floating, base, soles)
+    print("feet's first moments [kg m] (mx, my, mz) determined: " + "; ".join(f"{b}: {v}" for b, v in feet.items()))
     theta0 = floating.inertial_parameters()
     result = identify_floating_base(
         regressor,
@@ -191,13 +215,13 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
     axes = "xyz"
     com_text = ", ".join(
         f"{axes[i]} {1000 * com.value[i]:.1f} +- {1000 * com.std[i]:.1f}"
-        + ("" if com.identifiable[i] else " [nominal feet]")
+        + ("" if com.identifiable[i] else " [not determined]")
         for i in range(3)
     )
     print(f"centre of mass at the first sample, world frame [mm]: {com_text}")
     print(
-        "  (+- : white-noise standard deviations; [nominal feet]: that axis needs parameters stance data cannot "
-        "determine, the URDF's values are used)"
+        "  (+- : white-noise standard deviations; [not determined]: that axis needs parameters these contacts "
+        "cannot determine (the standing feet's), the URDF's values are used)"
     )
     alone = determined_masses(base)
     named = [
@@ -225,7 +249,10 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
             "n_all_rows": free.n_all_rows,
             "only_with_joint_rows": list(free.only_with_joint_rows),
         },
+        "supports": [list(x) for x in supports],
+        "support_samples": list(counts.values()),
         "not_determined_in_stance": lost,
+        "feet_first_moments_determined": feet,
         "total_mass": float(mass.value),
         "total_mass_std": float(mass.std),
         "nominal_total_mass": floating.total_mass,

@@ -5,8 +5,9 @@ URDF parser and dynamics; nothing here evaluates pinocchio's dynamics), with
 
 - a free joint on the root link, and every foot's sole **welded** to the ground at its initial
   pose (a weld equality: the simplification of a flat foot that neither slips nor tilts; contacts
-  are off, so the URDF's collision meshes are not needed). `friction_check` (in `motor_ident.sim.humanoid_motion`) tells afterwards
-  whether real feet would have held the same wrenches (friction cone, centre of pressure);
+  are off, so the URDF's collision meshes are not needed). `friction_check` (in
+  `motor_ident.sim.humanoid_motion`) tells afterwards whether real feet would have held the same
+  wrenches (friction cone, centre of pressure);
 - true link masses perturbed from the URDF's by a random factor 1 +- U(low, high) per link (the
   link's inertia scales with it, so each link stays physical); inertias MuJoCo refuses (zero or
   not satisfying the triangle inequality, as some public URDFs have) are lifted to the smallest
@@ -20,7 +21,8 @@ URDF parser and dynamics; nothing here evaluates pinocchio's dynamics), with
 Sensors at ``rate_hz`` (noise std / constant bias per run, from `HumanoidSimConfig`): joint
 encoders; IMU orientation (world <- IMU quaternion), gyro, accelerometer (proper acceleration);
 per foot the 6-axis wrench the ground applies, expressed in the sensor frame; the actuators'
-joint torques. Not simulated: single-support phases, foot slip, sensor dynamics and drift.
+joint torques. With ``single_support_phases``, one foot's weld is released while the other holds
+the robot (`motor_ident.sim.humanoid_motion`). Not simulated: foot slip, sensor dynamics and drift.
 """
 
 from __future__ import annotations
@@ -456,6 +458,13 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
         mujoco.mj_step(model, data)
     tau_ff = np.zeros(n)
     for k in range(N):
+        for i in map(
+            int, np.flatnonzero(contact[k] & ~data.eq_active[welds].astype(bool))
+        ):  # touchdown: weld where it landed
+            mujoco.mj_kinematics(model, data)
+            landed = pin.SE3(data.xmat[soles[i]].reshape(3, 3), data.xpos[soles[i]]).inverse()
+            q_landed = pin.Quaternion(landed.rotation)
+            model.eq_data[welds[i], 3:10] = [*landed.translation, q_landed.w, q_landed.x, q_landed.y, q_landed.z]
         data.eq_active[welds] = contact[k]
         mujoco.mj_forward(model, data)
         mujoco.mj_rnePostConstraint(model, data)

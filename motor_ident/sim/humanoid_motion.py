@@ -230,7 +230,7 @@ class ForceDistribution:
         if len(active) < 2:
             self.torque *= 0.99  # one foot: no internal wrench to set; let the correction fade
             return self.torque
-        G, w, D = [], [], []
+        G, w, D, frames = [], [], [], []
         for body in active:
             p, R = data.xpos[body], data.xmat[body].reshape(3, 3)
             torque_c, force = data.cfrc_ext[body, :3], data.cfrc_ext[body, 3:]
@@ -239,9 +239,10 @@ class ForceDistribution:
             mujoco.mj_jac(self.model, data, jacp, jacr, p, body)
             G.append(np.vstack([jacp, jacr]))
             w.append(np.concatenate([force, torque]))
+            frames.append(R)
             rotate = np.zeros((6, 6))
             rotate[:3, :3] = rotate[3:, 3:] = R.T
-            normal = max(float((R.T @ force)[2]), 0.2 * self.share)
+            normal = max(float((R.T @ force)[2]), 0.02 * self.share)
             D.append(rotate / (self._scale * normal)[:, None])
         J = np.vstack(G)  # (6 c, nv): generalized force of the stacked wrenches is J' w
         wrench = np.concatenate(w)
@@ -250,8 +251,18 @@ class ForceDistribution:
             weights[6 * c : 6 * c + 6, 6 * c : 6 * c + 6] = block
         _, s, Vt = np.linalg.svd(J[:, :6].T)  # internal wrenches: no net force on the free body
         internal = Vt[int(np.sum(s > 1e-9 * s[0])) :].T
-        z = np.linalg.lstsq(weights @ internal, -weights @ wrench, rcond=None)[0]
-        change = internal @ z  # wished change of the soles' wrenches
+        A, b = weights @ internal, -weights @ wrench
+        change = internal @ np.linalg.lstsq(A, b, rcond=None)[0]  # wished change of the soles' wrenches
+        # a foot pulling on the ground (normal force under 5 % of its share): hold it there, solve again
+        up = np.zeros((len(active), J.shape[0]))  # normal force of each foot from the stacked wrenches
+        for c, R in enumerate(frames):
+            up[c, 6 * c : 6 * c + 3] = R[:, 2]
+        low = up @ (wrench + change) < 0.05 * self.share
+        if np.any(low):
+            strong = 100.0 / self.share
+            A = np.vstack([A, strong * up[low] @ internal])
+            b = np.concatenate([b, strong * (0.05 * self.share - up[low] @ wrench)])
+            change = internal @ np.linalg.lstsq(A, b, rcond=None)[0]
         # motors adding J' x to the generalized force make the ground carry -x
         self.torque -= self.gain * (J.T @ change)[self.dofs]
         return self.torque
