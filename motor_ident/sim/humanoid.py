@@ -303,8 +303,9 @@ def _standing_pose(
 
 def _tune_servos(
     spec: mujoco.MjSpec, model: mujoco.MjModel, qpos: FloatArray, config: RobotConfig, sim: HumanoidSimConfig
-) -> None:
-    """Servo gains kp, kd, capped at M_jj w^2 and 2 M_jj w for w = 2 pi ``servo_max_frequency``.
+) -> dict[str, tuple[float, float]]:
+    """Servo gains kp, kd, capped at M_jj w^2 and 2 M_jj w for w = 2 pi ``servo_max_frequency``;
+    returns every joint's capped (kp, kd), which a lifted leg's joints take.
 
     M_jj is the joint's inertia at the standing pose: soft enough that a light wrist or neck link
     does not chatter. Leg joints (between the base and a sole) keep kp, kd: in the closed chain of
@@ -323,6 +324,7 @@ def _tune_servos(
             legs.update(int(j) for j in np.flatnonzero(model.jnt_bodyid == body))
             body = int(model.body_parentid[body])
     w = 2.0 * np.pi * sim.servo_max_frequency
+    free_gains: dict[str, tuple[float, float]] = {}
     for name in config.joints:
         joint = model.joint(name).id
         dof = model.jnt_dofadr[joint]
@@ -330,6 +332,8 @@ def _tune_servos(
         if joint not in legs:
             kp, kd = min(kp, M[dof, dof] * w**2), min(kd, 2.0 * M[dof, dof] * w)
         spec.actuator(f"{name}_servo").set_to_position(kp=kp, kv=kd)
+        free_gains[name] = (min(kp, M[dof, dof] * w**2), min(kd, 2.0 * M[dof, dof] * w))
+    return free_gains
 
 
 def _weld_soles(
@@ -407,7 +411,7 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
     posture = np.asarray(fb.posture(config.joints), dtype=float)
     qpos0, poses = _standing_pose(model, config, hinge_qpos, posture)
     _weld_soles(spec, config, poses, sim.weld_time_constant)
-    _tune_servos(spec, model, qpos0, config, sim)
+    free_gains = _tune_servos(spec, model, qpos0, config, sim)
     theta_true = inertial_parameters(model, (FREE_JOINT, *config.joints))
     model = spec.compile()
     data = mujoco.MjData(model)
@@ -432,7 +436,11 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
     adr = {name: int(model.sensor(name).adr[0]) for name in ("imu_quaternion", "imu_gyro", "imu_accelerometer")}
     actuators = np.array([model.actuator(f"{j}_servo").id for j in config.joints])
     dofs = np.array([model.jnt_dofadr[model.joint(j).id] for j in config.joints])
-    kp = model.actuator_gainprm[actuators, 0]
+    kp = model.actuator_gainprm[actuators, 0].copy()
+    stance_gains = (kp.copy(), -model.actuator_biasprm[actuators, 2].copy())
+    capped = (np.array([free_gains[j][0] for j in config.joints]), np.array([free_gains[j][1] for j in config.joints]))
+    pin_model = truth.model
+    foot_legs = [leg_joints(truth, [pin_model.getFrameId(f)]) for f in fb.sole_frames]
     loop = ForceDistribution(
         model,
         soles,
@@ -465,6 +473,13 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
             landed = pin.SE3(data.xmat[soles[i]].reshape(3, 3), data.xpos[soles[i]]).inverse()
             q_landed = pin.Quaternion(landed.rotation)
             model.eq_data[welds[i], 3:10] = [*landed.translation, q_landed.w, q_landed.x, q_landed.y, q_landed.z]
+        if k == 0 or np.any(contact[k] != contact[k - 1]):  # a lifted leg carries only itself: capped gains
+            kp, kd = stance_gains[0].copy(), stance_gains[1].copy()
+            for i in map(int, np.flatnonzero(~contact[k])):
+                kp[foot_legs[i]], kd[foot_legs[i]] = capped[0][foot_legs[i]], capped[1][foot_legs[i]]
+            model.actuator_gainprm[actuators, 0] = kp
+            model.actuator_biasprm[actuators, 1] = -kp
+            model.actuator_biasprm[actuators, 2] = -kd
         data.eq_active[welds] = contact[k]
         mujoco.mj_forward(model, data)
         mujoco.mj_rnePostConstraint(model, data)

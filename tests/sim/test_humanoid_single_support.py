@@ -30,7 +30,6 @@ def test_one_foot_is_lifted_and_the_force_threshold_finds_it(stepping: tuple[Rob
     assert run.contact[:, 0].all() and 0.2 < lifted.mean() < 0.4
     _, samples = regressor_samples(config, run)
     assert samples.supports() == ((0, 1), (0,))
-    assert run.friction["min_normal_force"] > -60.0  # the light foot around release: see docs/floating-base.md
 
 
 def test_single_support_determines_the_vertical_com(stepping: tuple[RobotConfig, HumanoidRun]) -> None:
