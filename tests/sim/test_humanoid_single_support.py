@@ -17,7 +17,7 @@ from tests.sim.test_humanoid import reduced_config, regressor_samples
 
 @pytest.fixture(scope="module")
 def stepping(tmp_path_factory: pytest.TempPathFactory) -> tuple[RobotConfig, HumanoidRun]:
-    """Six seconds of the reduced humanoid at 500 Hz: double support, the right foot lifted for a while, double support."""
+    """Six seconds of the reduced humanoid at 500 Hz: both feet, the right foot lifted a while, both feet."""
     config = load_robot_config(reduced_config(tmp_path_factory.mktemp("robot")))
     sim = HumanoidSimConfig(duration=6.0, rate_hz=500.0, single_support_phases=1, single_support_s=4.0)
     return config, simulate_humanoid(config, sim)
