@@ -31,7 +31,11 @@ def cmd_synth_floating(args: argparse.Namespace) -> int:
         )
     config = load_robot_config(args.robot)
     sim = HumanoidSimConfig(
-        duration=args.duration, rate_hz=args.rate or 1000.0, seed=args.seed, mass_seed=args.mass_seed
+        duration=args.duration,
+        rate_hz=args.rate or 1000.0,
+        seed=args.seed,
+        mass_seed=args.mass_seed,
+        single_support_phases=args.single_support,
     )
     run = simulate_humanoid(config, sim)
     if suffix:
@@ -75,6 +79,8 @@ def cmd_synth_floating(args: argparse.Namespace) -> int:
             "nominal_masses": floats(floating.inertial_parameters()[0::10]),
             "theta_true": floats(run.theta_true),
             "contact_check": cone,
+            "single_support_phases": sim.single_support_phases,
+            "lifted_fraction": floats(1.0 - run.contact.mean(axis=0)),
         },
     )
     return 0
@@ -152,6 +158,7 @@ def _wrench_validation(regressor: Any, theta: np.ndarray, theta_nominal: np.ndar
 def cmd_identify_floating(args: argparse.Namespace) -> int:
     """Identify a standing robot's inertial parameters from its feet's wrenches (and joint torques)."""
     from motor_ident.core.floating_base.identification import (
+        centre_of_mass,
         compare_row_sets,
         determined_masses,
         identify_floating_base,
@@ -220,7 +227,8 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
     )
     print(f"centre of mass at the first sample, world frame [mm]: {com_text}")
     print(
-        "  (+- : white-noise standard deviations; [not determined]: that axis needs parameters these contacts "
+        "  (+- : sandwich standard deviations, residual correlation (model error) included; [not determined]: "
+        "that axis needs parameters these contacts "
         "cannot determine (the standing feet's), the URDF's values are used)"
     )
     alone = determined_masses(base)
@@ -258,6 +266,9 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         "nominal_total_mass": floating.total_mass,
         "com": floats(com.value),
         "com_std": floats(com.std),
+        "com_std_white": floats(
+            centre_of_mass(regressor, samples.Q[0], base, result.white_covariance, result.theta).std
+        ),
         "com_determined": [bool(x) for x in com.identifiable],
         "condition_number": result.fit.condition_number,
         "nrmse": floats(result.fit.nrmse),

@@ -25,6 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from motor_ident.core.estimation.consistent_fit import consistent_least_squares
 from motor_ident.core.estimation.constraints import PhysicalConstraints, min_pseudo_inertia_eigenvalues
+from motor_ident.core.estimation.covariance import with_residual_covariance
 from motor_ident.core.estimation.least_squares import Fit, FitMetrics, RegressionStatistics, fit_metrics
 from motor_ident.core.floating_base.model import ROOT_JOINT, FloatingBaseRegressor
 from motor_ident.core.floating_base.stance import stance_states
@@ -148,7 +149,7 @@ def floating_constraints(regressor: FloatingBaseRegressor) -> PhysicalConstraint
 
 @dataclass(frozen=True)
 class Estimate:
-    """An estimate (scalar or vector) with its standard deviation (white-noise covariance).
+    """An estimate (scalar or vector) with its standard deviation (from the fit's covariance).
 
     ``identifiable`` per component: False where the data cannot determine it; the value there
     takes the undetermined part from the nominal model and ``std`` covers the determined part only.
@@ -222,7 +223,8 @@ class FloatingIdentification:
     """Result of `identify_floating_base`.
 
     Attributes:
-        fit: estimate of the base parameters (WLS covariance, also for ``sdp`` / ``log_cholesky``).
+        fit: estimate of the base parameters (its covariance the sandwich one, or WLS's; the
+            unconstrained one also for ``sdp`` / ``log_cholesky``).
         base: the full <-> base map of the row set used.
         theta: full parameters (p,): the consistent estimate for ``sdp`` / ``log_cholesky``, else
             the base estimate completed with the nominal model's dependent parameters.
@@ -230,6 +232,7 @@ class FloatingIdentification:
         heldout: per-row metrics on the held-out samples, or None.
         mass, com: total mass [kg] and whole-body CoM at the first sample's configuration [m].
         min_eigenvalue: smallest pseudo-inertia eigenvalue per body (>= 0: physical).
+        white_covariance: the white-noise WLS covariance of the base parameters (for comparison).
     """
 
     fit: Fit
@@ -243,6 +246,7 @@ class FloatingIdentification:
     mass: Estimate
     com: Estimate
     min_eigenvalue: FloatArray
+    white_covariance: FloatArray
 
 
 def identify_floating_base(
@@ -259,6 +263,7 @@ def identify_floating_base(
     base: BaseParameters | None = None,
     alpha: float = 1.0,
     chunk_size: int = 2000,
+    sandwich: bool = True,
 ) -> FloatingIdentification:
     """Identify the inertial parameters a floating-base record determines.
 
@@ -274,6 +279,9 @@ def identify_floating_base(
         base: base-parameter map (structural for ``rows`` when None).
         alpha: data weight of ``sdp`` / ``log_cholesky`` in (0, 1]; below 1 the parameters the data
             leave undetermined (each link's own mass, say) are pulled toward the nominal ones.
+        sandwich: the covariance (and every std derived from it: mass, CoM) is the sandwich of
+            `motor_ident.core.estimation.covariance` (residual correlation, i.e. model error, included;
+            the regressor is evaluated a second time); False: the white-noise WLS covariance.
 
     Raises:
         DataError: shapes disagree, values not finite, too few samples.
@@ -320,6 +328,13 @@ def identify_floating_base(
         theta = base.to_full(fit.theta, theta0)
     if train.count <= 0:
         raise EstimationError("no training samples")
+    white = fit.covariance
+    if sandwich:
+        chunks = (
+            (base.base_regressor(regressor.rows(Q[a:b], V[a:b], A[a:b])[:, :k]), F[a:b, :k])
+            for a, b in ((a, min(a + chunk_size, n_train)) for a in range(0, n_train, chunk_size))
+        )
+        fit = with_residual_covariance(fit, train, chunks, samples=n_train)
     return FloatingIdentification(
         fit=fit,
         base=base,
@@ -332,6 +347,7 @@ def identify_floating_base(
         mass=total_mass(base, fit.covariance, theta),
         com=centre_of_mass(regressor, Q[0], base, fit.covariance, theta),
         min_eigenvalue=min_pseudo_inertia_eigenvalues(theta, constraints),
+        white_covariance=white,
     )
 
 
