@@ -59,7 +59,8 @@ def cmd_synth_floating(args: argparse.Namespace) -> int:
         f"(mu = {fb.friction_coefficient:g}), smallest normal force {cone['min_normal_force']:.1f} N"
         + (
             f", CoP at least {1000 * cone['cop_margin']:.0f} mm inside the sole {100 * cone['cop_inside_sole']:.1f} %, "
-            f"both {100 * cone['holdable']:.1f} %"
+            f"both {100 * cone['holdable']:.1f} % (not counting feet under 5 % of the load: "
+            f"{100 * cone['holdable_loaded']:.1f} %)"
             if "cop_inside_sole" in cone
             else " (no foot_size in the config: the centre of pressure is not checked)"
         )

@@ -27,9 +27,11 @@ def test_one_foot_is_lifted_and_the_force_threshold_finds_it(stepping: tuple[Rob
     """The schedule releases the right foot; its F/T then reads nothing and the threshold says so."""
     config, run = stepping
     lifted = ~run.contact[:, 1]
-    assert run.contact[:, 0].all() and 0.2 < lifted.mean() < 0.4
+    assert run.contact[:, 0].all() and 0.1 < lifted.mean() < 0.4
     _, samples = regressor_samples(config, run)
     assert samples.supports() == ((0, 1), (0,))
+    # the stance foot holds; around release and touchdown a nearly unloaded foot is not counted
+    assert run.friction["holdable_loaded"] >= 0.95, run.friction
 
 
 def test_single_support_determines_the_vertical_com(stepping: tuple[RobotConfig, HumanoidRun]) -> None:

@@ -104,4 +104,3 @@ def test_sdp_gives_physical_bodies_with_the_same_wrenches(
     np.testing.assert_allclose(result.theta[0::10].sum(), theta_true[0::10].sum(), rtol=1e-3)
     predicted = humanoid.rows(Q, V, A)[:, :6] @ result.theta
     assert np.sqrt(np.mean((predicted - force[:, :6]) ** 2)) < 0.2
-
