@@ -12,17 +12,15 @@ URDF parser and dynamics; nothing here evaluates pinocchio's dynamics), with
   link's inertia scales with it, so each link stays physical); inertias MuJoCo refuses (zero or
   not satisfying the triangle inequality, as some public URDFs have) are lifted to the smallest
   valid ones first, and the truth is read back from the compiled model;
-- joint PD position servos (MuJoCo ``position`` actuators) tracking a balancing excitation: the
-  pelvis sways (x, y, height, roll, pitch, yaw) within a few cm, so the CoM moves within the
-  support polygon, the legs follow it by stance inverse kinematics (feet fixed), and every other
-  joint (torso, arms, head) swings about the standing posture by a sum of sines, kept inside its
-  limits. The motion ramps in over the first second from rest.
+- joint PD position servos (MuJoCo ``position`` actuators) tracking a balancing excitation
+  (`motor_ident.sim.humanoid_motion`: the CoM sways over the feet, the pelvis bobs and tilts, the
+  legs follow by stance inverse kinematics, torso, arms and head swing by sums of sines within
+  their limits; optional single-support phases), ramped in over the first second from rest.
 
 Sensors at ``rate_hz`` (noise std / constant bias per run, from `HumanoidSimConfig`): joint
 encoders; IMU orientation (world <- IMU quaternion), gyro, accelerometer (proper acceleration);
 per foot the 6-axis wrench the ground applies, expressed in the sensor frame; the actuators'
-joint torques. With ``single_support_phases``, one foot's weld is released while the other holds
-the robot (`motor_ident.sim.humanoid_motion`). Not simulated: foot slip, sensor dynamics and drift.
+joint torques. Not simulated: foot slip, sensor dynamics and drift.
 """
 
 from __future__ import annotations
@@ -65,6 +63,9 @@ _INTEGRATORS = {
     "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
 }
 
+MAX_TIMESTEP = 4e-4
+"""Longest MuJoCo step [s]: the stiff leg servos (kp 2000, kd 40) are unstable under RK4 at 0.8 ms."""
+
 SETTLE_S = 0.5
 """Simulated time before the recording starts, holding the standing posture [s]."""
 
@@ -75,7 +76,7 @@ class HumanoidSimConfig:
 
     duration: float = setting(20.0, "length of the recording", unit="s", low=1.0)
     rate_hz: float = setting(1000.0, "sample rate of every sensor", unit="Hz", low=50.0)
-    substeps: int = setting(5, "MuJoCo steps per sample", low=1, high=100)
+    substeps: int = setting(5, "MuJoCo steps per sample (more where a step would exceed 0.4 ms)", low=1, high=100)
     integrator: str = setting(
         "rk4",
         "MuJoCo integrator (implicit ones damp light links off their computed acceleration)",
@@ -214,7 +215,7 @@ def build_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> mujoco.MjSpec
     spec.compiler.fusestatic = False  # sensor and sole frames stay bodies
     spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
     spec.option.gravity = np.asarray(config.gravity, dtype=float)
-    spec.option.timestep = 1.0 / (sim.rate_hz * sim.substeps)
+    spec.option.timestep = 1.0 / (sim.rate_hz * _substeps(sim))
     spec.option.integrator = _INTEGRATORS[sim.integrator]
     spec.option.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
     spec.worldbody.first_body().add_freejoint(name=FREE_JOINT)
@@ -241,6 +242,11 @@ def build_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> mujoco.MjSpec
     ):
         spec.add_sensor(name=name, type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname="imu")
     return spec
+
+
+def _substeps(sim: HumanoidSimConfig) -> int:
+    """MuJoCo steps per sample: ``substeps``, or more so that a step is at most `MAX_TIMESTEP`."""
+    return max(sim.substeps, int(np.ceil(1.0 / (sim.rate_hz * MAX_TIMESTEP) - 1e-9)))
 
 
 def _child_link(config: RobotConfig, frame: str) -> str:
@@ -496,8 +502,8 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
         out["base_q"][k] = [*data.qpos[4:7], data.qpos[3]]
         if sim.force_loop_gain > 0.0:
             tau_ff = loop.update(data, contact[k])
-        for s in range(sim.substeps):
-            data.ctrl[actuators] = reference(k * dt + (s + 1) * dt / sim.substeps) + tau_ff / kp
+        for s in range(_substeps(sim)):
+            data.ctrl[actuators] = reference(k * dt + (s + 1) * dt / _substeps(sim)) + tau_ff / kp
             mujoco.mj_step(model, data)
     return HumanoidRun(
         record=_noisy_record(config, sim, rng, t, out, contact),
