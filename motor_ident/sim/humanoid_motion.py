@@ -11,7 +11,8 @@ controller would close the same loop on its measured centre of pressure:
 - **Single support** (``single_support_phases``, alternating feet): the CoM moves over one sole's
   centre, that foot's weld is released once the other foot is unloaded, the free foot is lifted
   (``step_height``), moved forward and back and tilted, put down at its pose and welded again; the
-  CoM moves back to the middle. The pelvis tilts are halved there (a 5 cm wide sole).
+  CoM moves back to the middle. The pelvis tilts and the upper body's swings are cut to a
+  quarter there (the CoP has a 5 cm wide sole to stay on).
 
 `ForceDistribution` is the legs' force loop in double support: the two feet in a closed chain
 can carry internal wrenches (pushing against each other) that real flat feet could not, and the
@@ -164,7 +165,7 @@ def plan_reference(
         for i in np.flatnonzero((t >= phase.release) & (t < phase.reweld)):
             fraction = float(t[i] - phase.release) / (phase.reweld - phase.release)
             swing_pose[i] = (phase.swing, min(fraction / (1.0 - _HOVER), 1.0))
-    tilt_scale = 1.0 - 0.5 * over
+    calm = 1.0 - 0.75 * over  # single support: pelvis tilts and upper-body swings at a quarter
     model = truth.model
     data = model.createData()
     legs = leg_joints(truth, [model.getFrameId(name) for name in names])
@@ -175,7 +176,7 @@ def plan_reference(
     start = base0
     for k in range(t.size):
         target = (1.0 - over[k]) * (middle + plan.com_offset[k]) + over[k] * stance_targets[stance_of[k]]
-        height, roll, pitch, yaw = plan.base_motion[k] * np.array([1.0, tilt_scale[k], tilt_scale[k], tilt_scale[k]])
+        height, roll, pitch, yaw = plan.base_motion[k] * np.array([1.0, calm[k], calm[k], calm[k]])
         targets = dict(soles)
         foot, s = swing_pose[k]
         if foot >= 0:
@@ -186,7 +187,7 @@ def plan_reference(
             targets[names[foot]] = pin.SE3(
                 pose.rotation @ tilt, pose.translation + [0.03 * forward, 0.0, step_height * lift]
             )
-        q[others] = plan.upper[k, others]
+        q[others] = q_start[others] + calm[k] * (plan.upper[k, others] - q_start[others])
         for _ in range(3):
             offset = np.array([correction[0], correction[1], height])
             base = pin.SE3(base0.rotation @ pin.rpy.rpyToMatrix(roll, pitch, yaw), base0.translation + offset)
