@@ -24,6 +24,8 @@ fi
 stamp=.venv/.motor_ident-installed
 want="$(cat setup.py requirements/lock.txt | sha256sum | cut -c1-16) $extras"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  # a .venv left half-made (setup interrupted while creating it) has no pip: make it again
+  if [ -d .venv ] && ! .venv/bin/python -m pip --version >/dev/null 2>&1; then rm -rf .venv; fi
   [ -d .venv ] || "$PYTHON" -m venv "${venv_args[@]}" .venv
   .venv/bin/python -m pip install --quiet --upgrade pip
   .venv/bin/python -m pip install --quiet -c requirements/lock.txt -e ".[$extras]" rosbags example-robot-data

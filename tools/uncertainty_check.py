@@ -15,6 +15,12 @@ Three checks, each on synthetic data with a known truth:
     .venv/bin/python tools/uncertainty_check.py gains 0 50
     .venv/bin/python tools/uncertainty_check.py base 0.95 30
     .venv/bin/python tools/uncertainty_check.py fleet 3 5 0,1,2,3,4,5,6,7,8,9
+    .venv/bin/python tools/uncertainty_check.py floating icub s0 s1 s2 s3 --method wls sdp
+
+- ``floating ROBOT NAME...``: ``identify --floating-base`` on ``NAME.npz`` recordings of ``synth
+  --floating-base`` (``--json NAME.json`` holds the truth): per record and method, the errors of
+  the total mass and the CoM x, y, z (at the first sample) beside their std, residual-based and
+  white-noise, and how often |error| <= 1.96 std.
 """
 
 from __future__ import annotations
@@ -128,6 +134,53 @@ def check_fleet(robots: int, days: int, seeds: list[int], rho: float) -> None:
     print(f"all: {all_z.size} tests, fraction |z| > 1.96 = {np.mean(np.abs(all_z) > 1.96):.4f}")
 
 
+def check_floating(robot: str, records: list[str], methods: list[str]) -> None:
+    """Total mass and CoM of ``identify --floating-base`` against synth's truth, per record and method."""
+    import json
+    from pathlib import Path
+
+    import pinocchio as pin
+
+    from motor_ident import cli
+    from motor_ident.io.robot_config import load_robot_config
+
+    floating = load_robot_config(robot).build_floating_base()
+    labels = ("mass", "com x", "com y", "com z")
+    hits: dict[tuple[str, str, str], list[bool]] = {}
+    print(f"{'record':>10} {'method':>6}  " + "  ".join(f"{x:>26}" for x in labels))
+    for name in records:
+        truth = json.loads(Path(f"{name}.json").read_text())
+        true_model = floating.with_inertial_parameters(np.asarray(truth["theta_true"])).model
+        for method in methods:
+            with tempfile.TemporaryDirectory() as tmp:
+                out = Path(tmp) / "fit.json"
+                argv = ["identify", f"{name}.npz", "--robot", robot, "--floating-base", "--method", method]
+                if cli.main([*argv, "--json", str(out)]) != 0:
+                    raise SystemExit(f"identify failed on {name}")
+                fit = json.loads(out.read_text())
+            com_true = pin.centerOfMass(true_model, true_model.createData(), np.asarray(fit["com_configuration"]))
+            error = np.array([fit["total_mass"] - truth["true_total_mass"], *(np.asarray(fit["com"]) - com_true)])
+            cells = []
+            for kind, std in (
+                ("sandwich", [fit["total_mass_std"], *fit["com_std"]]),
+                ("white", [fit["total_mass_std_white"], *fit["com_std_white"]]),
+            ):
+                for label, e, s in zip(labels, error, std):
+                    hits.setdefault((method, kind, label), []).append(bool(abs(e) <= 1.96 * s))
+            scale = np.full(4, 1000.0)  # g, mm
+            for i, _ in enumerate(labels):
+                sand = [fit["total_mass_std"], *fit["com_std"]][i]
+                white = [fit["total_mass_std_white"], *fit["com_std_white"]][i]
+                cells.append(
+                    f"{scale[i] * error[i]:+8.3f} ({scale[i] * sand:6.3f} / {scale[i] * white:6.3f})"
+                    + ("" if i == 0 or fit["com_determined"][i - 1] else "*")
+                )
+            print(f"{Path(name).name:>10} {method:>6}  " + "  ".join(f"{c:>26}" for c in cells))
+    print("error (std sandwich / std white) in g and mm; * = [nominal feet]: the data do not determine that axis")
+    for (method, kind, label), ok in sorted(hits.items()):
+        print(f"{method:>6} {kind:>8} {label:>6}: |error| <= 1.96 std in {sum(ok)} of {len(ok)}")
+
+
 def main() -> None:
     """Parse the check and run it."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -143,12 +196,18 @@ def main() -> None:
     fleet.add_argument("days", type=int)
     fleet.add_argument("seeds")
     fleet.add_argument("rho", type=float, nargs="?", default=0.0)
+    floating = sub.add_parser("floating")
+    floating.add_argument("robot")
+    floating.add_argument("records", nargs="+", help="<name> of <name>.npz and <name>.json (synth --json)")
+    floating.add_argument("--method", nargs="+", default=["wls"], help="identify --method (wls, sdp, ...)")
     args = parser.parse_args()
     limit_blas_threads()
     if args.check == "gains":
         check_gains(args.first, args.last)
     elif args.check == "base":
         check_base(args.rho, args.runs)
+    elif args.check == "floating":
+        check_floating(args.robot, args.records, args.method)
     else:
         check_fleet(args.robots, args.days, [int(s) for s in args.seeds.split(",")], args.rho)
 

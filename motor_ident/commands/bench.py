@@ -363,7 +363,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         table.add_row(
             f"floating-base regressor, {row['dof']} DoF",
             f"{row['rows_us']:.0f} us/sample = {row['over_pinocchio']:.2f} x pinocchio free-flyer "
-            f"({row['rows_and_wrenches_us']:.0f} with the feet's wrenches); base-row WLS refit "
+            f"({row['pinocchio_regressor_us']:.0f}); base rows {row['base_rows_us']:.0f} "
+            f"({row['base_rows_over_pinocchio']:.2f} x); {row['rows_and_wrenches_us']:.0f} with the feet's "
+            f"wrenches; base-row WLS refit "
             f"{row['refit_hz']:.0f} Hz ({row['n_base']} base parameters)",
             "<= 1.5 x pinocchio",
         )

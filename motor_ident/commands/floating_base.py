@@ -159,11 +159,12 @@ def _wrench_validation(regressor: Any, theta: np.ndarray, theta_nominal: np.ndar
 def cmd_identify_floating(args: argparse.Namespace) -> int:
     """Identify a standing robot's inertial parameters from its feet's wrenches (and joint torques)."""
     from motor_ident.core.floating_base.identification import (
-        centre_of_mass,
+        WEAK_COM_STD,
         compare_row_sets,
         determined_masses,
         identify_floating_base,
         structural_base_parameters,
+        weakly_determined,
     )
     from motor_ident.core.floating_base.model import FloatingBaseRegressor
     from motor_ident.errors import ConfigError
@@ -221,16 +222,20 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         + ("" if bool(np.all(mass.identifiable)) else " [not determined by the data]")
     )
     axes = "xyz"
+    weak = weakly_determined(com)
     com_text = ", ".join(
-        f"{axes[i]} {1000 * com.value[i]:.1f} +- {1000 * com.std[i]:.1f}"
+        f"{axes[i]} {1000 * com.value[i]:.1f} +- {1000 * com.std[i]:.2f}"
+        + (" [weakly determined]" if weak[i] else "")
         + ("" if com.identifiable[i] else " [not determined]")
         for i in range(3)
     )
     print(f"centre of mass at the first sample, world frame [mm]: {com_text}")
     print(
-        "  (+- : sandwich standard deviations, residual correlation (model error) included; [not determined]: "
-        "that axis needs parameters these contacts "
-        "cannot determine (the standing feet's), the URDF's values are used)"
+        "  (+- : standard deviations from the fit's residuals, their correlation included (sandwich covariance); "
+        f"[weakly determined]: above {1000 * WEAK_COM_STD:g} mm, the data see that axis only through small motions "
+        "and small systematic sensor errors move it by several standard deviations: trust the URDF's more; "
+        "[not determined]: that axis needs parameters these contacts cannot determine (the standing feet's), "
+        "the URDF's values are used)"
     )
     alone = determined_masses(base)
     named = [
@@ -265,12 +270,13 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         "total_mass": float(mass.value),
         "total_mass_std": float(mass.std),
         "nominal_total_mass": floating.total_mass,
+        "total_mass_std_white": float(result.mass_white.std),
         "com": floats(com.value),
         "com_std": floats(com.std),
-        "com_std_white": floats(
-            centre_of_mass(regressor, samples.Q[0], base, result.white_covariance, result.theta).std
-        ),
+        "com_std_white": floats(result.com_white.std),
         "com_determined": [bool(x) for x in com.identifiable],
+        "com_weakly_determined": [bool(x) for x in weak],
+        "com_configuration": floats(samples.Q[0]),
         "condition_number": result.fit.condition_number,
         "nrmse": floats(result.fit.nrmse),
         "bodies": list(floating.body_names),

@@ -27,6 +27,7 @@ from motor_ident.io.demo_report import RunResult
 
 STOP_GRACE_S = 5.0  # after SIGINT (then SIGTERM) before the next, harder signal
 LOG_TAIL_LINES = 15
+RETRY_S = 5.0  # a lifecycle request unanswered this long: ask the node's state, send it again if lost
 
 
 def parameter_argument(name: str, value: object) -> str:
@@ -200,41 +201,69 @@ def change_states(
     through their ``<node>/change_state`` services (lifecycle_msgs), as launch's ``LifecycleNode``
     actions do. ``targets``: (fully qualified node name, its process).
 
+    A request unanswered after `RETRY_S` is followed by a ``get_state`` request: a node already in
+    the transition's goal state counts as done (its answer was lost), one still in the start state
+    gets the request again (the request was lost: a service can be discovered before its replies
+    can reach this client), one busy in the transition is waited for.
+
     Raises:
         ConfigError: a node refused to configure (its ``refusing to configure:`` log line).
         NodeProcessError: a service did not appear or answer within ``timeout`` seconds, a
             transition failed otherwise, or a process exited.
     """
     from lifecycle_msgs.msg import Transition
-    from lifecycle_msgs.srv import ChangeState
+    from lifecycle_msgs.srv import ChangeState, GetState
 
     ids = {"configure": Transition.TRANSITION_CONFIGURE, "activate": Transition.TRANSITION_ACTIVATE}
-    clients: dict[str, Any] = {name: node.create_client(ChangeState, f"{name}/change_state") for name, _ in targets}
+    start_state, goal_state = {"configure": ("unconfigured", "inactive"), "activate": ("inactive", "active")}[
+        transition
+    ]
+    changes: dict[str, Any] = {name: node.create_client(ChangeState, f"{name}/change_state") for name, _ in targets}
+    states: dict[str, Any] = {name: node.create_client(GetState, f"{name}/get_state") for name, _ in targets}
+    clients = [*changes.values(), *states.values()]
     by_name = dict(targets)
     try:
         spin_until(
-            lambda: all(client.service_is_ready() for client in clients.values()),
+            lambda: all(client.service_is_ready() for client in clients),
             executor,
             children,
             timeout,
-            lambda: (
-                f"no lifecycle services (change_state) of {[n for n, c in clients.items() if not c.service_is_ready()]}"
-            ),
+            lambda: f"no lifecycle services of {[n for n in changes if not changes[n].service_is_ready()]}",
         )
-        futures = {
-            name: client.call_async(ChangeState.Request(transition=Transition(id=ids[transition])))
-            for name, client in clients.items()
-        }
-        spin_until(
-            lambda: all(future.done() for future in futures.values()),
-            executor,
-            children,
-            timeout,
-            lambda: f"{transition} not answered by {[n for n, f in futures.items() if not f.done()]}",
-        )
-        for name, future in futures.items():
-            result = future.result()
-            if result is not None and result.success:
+
+        def request(name: str) -> Any:
+            return changes[name].call_async(ChangeState.Request(transition=Transition(id=ids[transition])))
+
+        def wait_all(pending: list[Any], seconds: float) -> None:
+            spin_until(lambda: all(future.done() for future in pending), executor, children, seconds, None)
+
+        futures = {name: request(name) for name in changes}
+        answered: dict[str, bool] = {}  # name -> success
+        deadline = time.monotonic() + timeout
+        while len(answered) < len(futures):
+            waiting = [name for name in futures if name not in answered]
+            wait_all([futures[name] for name in waiting], min(RETRY_S, max(deadline - time.monotonic(), 0.0)))
+            for name in waiting:
+                if futures[name].done():
+                    result = futures[name].result()
+                    answered[name] = result is not None and result.success
+            late = [name for name in waiting if name not in answered]
+            if not late:
+                break
+            if time.monotonic() > deadline:
+                tails = "; ".join(f"{name} (the end of {by_name[name].log}:\n{by_name[name].tail()})" for name in late)
+                raise NodeProcessError(f"{transition} not answered within {timeout:g} s by {tails}")
+            queries = {name: states[name].call_async(GetState.Request()) for name in late}
+            wait_all(list(queries.values()), RETRY_S)
+            for name, query in queries.items():
+                answer = query.result() if query.done() else None
+                label = answer.current_state.label if answer is not None else ""
+                if label == goal_state:
+                    answered[name] = True
+                elif label == start_state:
+                    futures[name] = request(name)
+        for name, success in answered.items():
+            if success:
                 continue
             child = by_name[name]
             tail = child.tail()
@@ -243,5 +272,5 @@ def change_states(
                 raise ConfigError(f"{name}: {refusal.split('refusing to configure: ', 1)[1]} (log {child.log})")
             raise NodeProcessError(f"node {name}: {transition} failed; the end of {child.log}:\n{tail}")
     finally:
-        for client in clients.values():
+        for client in clients:
             node.destroy_client(client)

@@ -56,7 +56,9 @@ def test_bench_json_has_the_floor_and_the_ratios(tmp_path: Path, monkeypatch: py
         bench, "bench_feedforward", lambda seconds, **kw: _latency(3.0, 60, 50.0) | {"executor": "single_threaded"}
     )
     monkeypatch.setattr(bench, "bench_regressor", lambda: [])
-    monkeypatch.setattr(bench, "bench_floating", lambda samples: [])
+    floating = {"dof": 38, "n_base": 234, "rows_us": 40.0, "base_rows_us": 30.0, "pinocchio_regressor_us": 30.0}
+    floating |= {"over_pinocchio": 1.33, "base_rows_over_pinocchio": 1.0, "rows_and_wrenches_us": 50.0, "refit_hz": 1e2}
+    monkeypatch.setattr(bench, "bench_floating", lambda samples: [floating])  # its table row is printed
     monkeypatch.setattr(
         bench, "bench_refit", lambda updates: [{"window": 2000, "incremental_hz": 1.0, "full_resolve_hz": 1.0}]
     )
@@ -91,3 +93,16 @@ class _NoLoad:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+def test_floating_base_bench_sizes_and_ratios() -> None:
+    """The floating-base cost rows: iCub's 7 / 14 / 38 DoF, their base parameters (free motion) and
+    ratios that are the quotients of the timings (the timings themselves are not asserted)."""
+    from motor_ident.commands.bench_floating import bench_floating_base
+
+    rows = bench_floating_base(samples=60, refits=2)  # 360 base rows: above 234 parameters
+    assert [(r["dof"], r["n_parameters"], r["n_base"]) for r in rows] == [(7, 20, 17), (14, 90, 66), (38, 330, 234)]
+    for r in rows:
+        assert math.isclose(r["over_pinocchio"], r["rows_us"] / r["pinocchio_regressor_us"])
+        assert math.isclose(r["base_rows_over_pinocchio"], r["base_rows_us"] / r["pinocchio_regressor_us"])
+        assert r["rows_and_wrenches_us"] > r["rows_us"] > 0.0 and r["refit_hz"] > 0.0

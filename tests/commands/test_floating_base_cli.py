@@ -33,6 +33,10 @@ def test_synth_identify_validate_and_export(tmp_path: Path) -> None:
     assert "no new parameter" in done.stdout and "[not determined]" in done.stdout
     assert "feet on the ground in the data (schedule or F/T force threshold): l_sole + r_sole" in done.stdout
     assert "link masses determined alone by these data (0 of 16)" in done.stdout
+    # the vertical CoM, seen only through the pelvis tilts, is flagged; the std include the residuals' correlation
+    assert fit["com_weakly_determined"][2] and "[weakly determined]" in done.stdout
+    assert fit["com_weakly_determined"] == [s > 1e-3 for s in fit["com_std"]]
+    assert all(s >= w for s, w in zip(fit["com_std"], fit["com_std_white"]))
     assert abs(fit["total_mass"] / truth["true_total_mass"] - 1.0) < 3e-3
     assert abs(truth["nominal_total_mass"] / truth["true_total_mass"] - 1.0) > 0.01
     validation = fit["validation"]

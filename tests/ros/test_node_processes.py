@@ -22,8 +22,9 @@ from tests.ros.conftest import Ros
 
 pytestmark = pytest.mark.ros
 
-# A node must be gone this soon after the signal: ros2 launch escalates to SIGTERM after 5 s.
-EXIT_BOUND_S = 2.0
+# A node must be gone before ros2 launch escalates to the next signal (5 s after SIGINT, 5 s after
+# SIGTERM). Nodes exit in well under a second on a quiet machine; 3 s were seen at load average 17.
+EXIT_BOUND_S = 5.0
 # Start-up of 24 node processes at once (imports, robot models, the identifier's SDP compilation)
 # on a busy machine.
 STARTUP_TIMEOUT_S = 150.0
@@ -390,10 +391,15 @@ def _mapped_fastdds_segments(pid: int) -> set[str]:
     return {path for path in paths if not Path(path).name.startswith("fastdds_port")}
 
 
-def _own_fastdds_segments(pid: int) -> set[str]:
-    """The segments of process ``pid``'s own participant: those it maps, less those of the peers it
-    writes to (a participant maps its peers' segments too) that this test process holds."""
-    return _mapped_fastdds_segments(pid) - _mapped_fastdds_segments(os.getpid())
+def _existing_fastdds_segments() -> set[str]:
+    return {str(path) for path in Path("/dev/shm").glob("fastdds_*") if not path.name.startswith("fastdds_port")}
+
+
+def _own_fastdds_segments(pid: int, before: set[str]) -> set[str]:
+    """The segments of process ``pid``'s own participant: those it maps less those that existed
+    before it started (``before``: the segments of the peers it writes to, which a participant maps
+    too)."""
+    return _mapped_fastdds_segments(pid) - before
 
 
 def _wait_for(condition, timeout: float) -> bool:
@@ -415,6 +421,7 @@ def test_blocked_node_stops_within_bound(tmp_path, where: str, sig: str) -> None
     import sys
 
     log = tmp_path / "slow.log"
+    before = _existing_fastdds_segments()
     with open(log, "wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "tests.ros.slow_node", where, str(BLOCK_S)],
@@ -427,7 +434,7 @@ def test_blocked_node_stops_within_bound(tmp_path, where: str, sig: str) -> None
         marker = "running" if where == "destroy" else f"blocking in {where}"
         assert _wait_for(lambda: marker in log.read_text() or process.poll() is not None, STARTUP_TIMEOUT_S)
         assert process.poll() is None, log.read_text()
-        segments = _own_fastdds_segments(process.pid)
+        segments = _own_fastdds_segments(process.pid, before)
         start = time.monotonic()
         process.send_signal(getattr(signal, sig))
         code = process.wait(timeout=BLOCK_S)
@@ -459,6 +466,7 @@ def test_watchdog_ends_a_node_that_swallows_signals(tmp_path) -> None:
     from motor_ident.ros.shutdown import EXIT_BLOCKED
 
     log = tmp_path / "stubborn.log"
+    before = _existing_fastdds_segments()
     with open(log, "wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "tests.ros.slow_node", "destroy_stubborn", str(BLOCK_S)],
@@ -470,7 +478,7 @@ def test_watchdog_ends_a_node_that_swallows_signals(tmp_path) -> None:
     segments: set[str] = set()
     try:
         assert _wait_for(lambda: "running" in log.read_text() or process.poll() is not None, STARTUP_TIMEOUT_S)
-        segments = _own_fastdds_segments(process.pid)
+        segments = _own_fastdds_segments(process.pid, before)
         process.send_signal(signal.SIGINT)
         code = process.wait(timeout=BLOCK_S)
     finally:
@@ -552,7 +560,7 @@ def test_stopped_simulator_gives_safe_output_and_says_so(tmp_path, ros) -> None:
             after = [data for t, data in commands if t > stopped + 0.5]
             return bool(after) and said("feedforward", "stale", "/clock stopped", "safe output")
 
-        assert ros.spin_until(lambda: safe() and said("identifier", "/clock stopped"), 30.0), statuses[-6:]
+        assert ros.spin_until(lambda: safe() and said("identifier", "/clock stopped"), 60.0), statuses[-6:]
     finally:
         if sim is not None:
             os.kill(sim, signal.SIGCONT)

@@ -116,10 +116,6 @@ def test_base_rows_identify_the_true_total_mass(humanoid: tuple[RobotConfig, Hum
     assert bool(np.all(result.mass.identifiable))
     assert abs(float(result.mass.value) / mass_true - 1.0) < 3e-3
     assert list(result.com.identifiable) == [True, True, False]  # feet standing still: their vertical CoM is unseen
-    # the sandwich std includes the residuals' correlation (filters, soft welds): wider than white noise's
-    white = np.sqrt(np.diag(result.white_covariance))
-    assert np.median(np.sqrt(np.diag(result.fit.covariance)) / white) > 1.5
-    assert abs(float(result.mass.value) - mass_true) < 4.0 * float(result.mass.std)
 
 
 def _online(config: RobotConfig, run: HumanoidRun, **options: Any) -> OnlineFloatingBase:

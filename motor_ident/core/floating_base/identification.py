@@ -16,7 +16,7 @@ body's pseudo-inertia.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -26,6 +26,7 @@ from numpy.typing import ArrayLike, NDArray
 from motor_ident.core.estimation.consistent_fit import consistent_least_squares
 from motor_ident.core.estimation.constraints import PhysicalConstraints, min_pseudo_inertia_eigenvalues
 from motor_ident.core.estimation.covariance import with_residual_covariance
+from motor_ident.core.estimation.identification import CACHE_BYTES
 from motor_ident.core.estimation.least_squares import Fit, FitMetrics, RegressionStatistics, fit_metrics
 from motor_ident.core.floating_base.model import ROOT_JOINT, FloatingBaseRegressor
 from motor_ident.core.floating_base.stance import stance_states
@@ -83,7 +84,7 @@ def structural_base_parameters(
         Q, V, A = (np.concatenate([x[i] for x in states]) for i in range(3))
     else:
         Q, V, A = regressor.floating.random_states(rng, samples)
-    return base_parameters(regressor.rows(Q, V, A)[:, :k], regressor.names)
+    return base_parameters(regressor.rows(Q, V, A, count=k), regressor.names)
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,7 @@ def floating_constraints(regressor: FloatingBaseRegressor) -> PhysicalConstraint
 
 @dataclass(frozen=True)
 class Estimate:
-    """An estimate (scalar or vector) with its standard deviation (from the fit's covariance).
+    """An estimate (scalar or vector) with its standard deviation (from the covariance it was given).
 
     ``identifiable`` per component: False where the data cannot determine it; the value there
     takes the undetermined part from the nominal model and ``std`` covers the determined part only.
@@ -158,6 +159,18 @@ class Estimate:
     value: FloatArray
     std: FloatArray
     identifiable: NDArray[np.bool_]
+
+
+WEAK_COM_STD = 0.001
+"""A whole-body CoM axis whose standard deviation exceeds this [m] counts as weakly determined:
+the data see it only through small motions (a standing robot's vertical CoM through its pelvis
+tilts), so small systematic errors of the sensors move it by several standard deviations (on the
+simulated iCub: the vertical CoM 7-33 mm off with standard deviations of 3-6 mm)."""
+
+
+def weakly_determined(com: Estimate) -> NDArray[np.bool_]:
+    """Per CoM axis (3,), whether its standard deviation exceeds `WEAK_COM_STD`."""
+    return np.asarray(com.std > WEAK_COM_STD, dtype=bool)
 
 
 def _linear_functional(base: BaseParameters, C: FloatArray) -> tuple[FloatArray, NDArray[np.bool_]]:
@@ -223,16 +236,19 @@ class FloatingIdentification:
     """Result of `identify_floating_base`.
 
     Attributes:
-        fit: estimate of the base parameters (its covariance the sandwich one, or WLS's; the
-            unconstrained one also for ``sdp`` / ``log_cholesky``).
+        fit: estimate of the base parameters; its covariance the residual-based sandwich of
+            `motor_ident.core.estimation.covariance` around the WLS information (also for ``sdp`` /
+            ``log_cholesky``).
         base: the full <-> base map of the row set used.
         theta: full parameters (p,): the consistent estimate for ``sdp`` / ``log_cholesky``, else
             the base estimate completed with the nominal model's dependent parameters.
         rows: ``base`` or ``all``; row_names: the rows used.
         heldout: per-row metrics on the held-out samples, or None.
-        mass, com: total mass [kg] and whole-body CoM at the first sample's configuration [m].
+        mass, com: total mass [kg] and whole-body CoM at the first sample's configuration [m], their
+            std from the residual-based (sandwich) covariance of `fit`: correlated residuals (the
+            model's error, filtering, a systematic sensor error) widen them.
         min_eigenvalue: smallest pseudo-inertia eigenvalue per body (>= 0: physical).
-        white_covariance: the white-noise WLS covariance of the base parameters (for comparison).
+        mass_white, com_white: the same with the textbook white-noise covariance, for comparison.
     """
 
     fit: Fit
@@ -246,7 +262,8 @@ class FloatingIdentification:
     mass: Estimate
     com: Estimate
     min_eigenvalue: FloatArray
-    white_covariance: FloatArray
+    mass_white: Estimate
+    com_white: Estimate
 
 
 def identify_floating_base(
@@ -263,7 +280,6 @@ def identify_floating_base(
     base: BaseParameters | None = None,
     alpha: float = 1.0,
     chunk_size: int = 2000,
-    sandwich: bool = True,
 ) -> FloatingIdentification:
     """Identify the inertial parameters a floating-base record determines.
 
@@ -279,9 +295,6 @@ def identify_floating_base(
         base: base-parameter map (structural for ``rows`` when None).
         alpha: data weight of ``sdp`` / ``log_cholesky`` in (0, 1]; below 1 the parameters the data
             leave undetermined (each link's own mass, say) are pulled toward the nominal ones.
-        sandwich: the covariance (and every std derived from it: mass, CoM) is the sandwich of
-            `motor_ident.core.estimation.covariance` (residual correlation, i.e. model error, included;
-            the regressor is evaluated a second time); False: the white-noise WLS covariance.
 
     Raises:
         DataError: shapes disagree, values not finite, too few samples.
@@ -308,12 +321,18 @@ def identify_floating_base(
     if n_train * k < 2 * base.n_base:
         raise DataError(f"{n_train} training samples are too few for {base.n_base} base parameters")
     train, held = RegressionStatistics(k, base.n_base), RegressionStatistics(k, base.n_base)
+    buffer = np.empty((min(chunk_size, N), k, regressor.n_parameters))  # one chunk's rows, reused
+    keep = n_train * k * base.n_base * 8 <= CACHE_BYTES
+    kept: list[tuple[FloatArray, FloatArray]] = []
     for start in range(0, N, chunk_size):
         stop = min(start + chunk_size, N)
-        Y = base.base_regressor(regressor.rows(Q[start:stop], V[start:stop], A[start:stop])[:, :k])
+        rows_k = regressor.rows(Q[start:stop], V[start:stop], A[start:stop], count=k, out=buffer[: stop - start])
+        Y = base.base_regressor(rows_k)
         split = min(max(n_train - start, 0), stop - start)
         if split:
             train.add(Y[:split], F[start : start + split, :k])
+            if keep:
+                kept.append((Y[:split], F[start : start + split, :k]))
         if split < stop - start:
             held.add(Y[split:], F[start + split : stop, :k])
     fit = train.ols() if method == "ols" else train.wls()
@@ -329,12 +348,8 @@ def identify_floating_base(
     if train.count <= 0:
         raise EstimationError("no training samples")
     white = fit.covariance
-    if sandwich:
-        chunks = (
-            (base.base_regressor(regressor.rows(Q[a:b], V[a:b], A[a:b])[:, :k]), F[a:b, :k])
-            for a, b in ((a, min(a + chunk_size, n_train)) for a in range(0, n_train, chunk_size))
-        )
-        fit = with_residual_covariance(fit, train, chunks, samples=n_train)
+    chunks = kept if keep else _base_row_chunks(regressor, base, Q[:n_train], V, A, F[:, :k], chunk_size)
+    fit = with_residual_covariance(fit, train, chunks, samples=n_train)
     return FloatingIdentification(
         fit=fit,
         base=base,
@@ -347,8 +362,28 @@ def identify_floating_base(
         mass=total_mass(base, fit.covariance, theta),
         com=centre_of_mass(regressor, Q[0], base, fit.covariance, theta),
         min_eigenvalue=min_pseudo_inertia_eigenvalues(theta, constraints),
-        white_covariance=white,
+        mass_white=total_mass(base, white, theta),
+        com_white=centre_of_mass(regressor, Q[0], base, white, theta),
     )
+
+
+def _base_row_chunks(
+    regressor: FloatingBaseRegressor,
+    base: BaseParameters,
+    Q: FloatArray,
+    V: FloatArray,
+    A: FloatArray,
+    F: FloatArray,
+    chunk_size: int,
+) -> Iterator[tuple[FloatArray, FloatArray]]:
+    """Base regressor (N_c, k, r) and right-hand side (N_c, k) of the first ``len(Q)`` samples, chunk
+    by chunk, k = ``F.shape[1]`` rows (the covariance's second pass over a long recording)."""
+    k = F.shape[1]
+    buffer = np.empty((min(chunk_size, Q.shape[0]), k, regressor.n_parameters))
+    for start in range(0, Q.shape[0], chunk_size):
+        stop = min(start + chunk_size, Q.shape[0])
+        rows_k = regressor.rows(Q[start:stop], V[start:stop], A[start:stop], count=k, out=buffer[: stop - start])
+        yield base.base_regressor(rows_k), F[start:stop]
 
 
 def predicted_wrench_metrics(
@@ -358,5 +393,5 @@ def predicted_wrench_metrics(
 
     Returns per-row metrics (6,) and the predicted wrench (N, 6) [N, N m] in the base frame.
     """
-    predicted = regressor.rows(Q, V, A)[:, :6] @ np.asarray(theta, dtype=float)
+    predicted = regressor.rows(Q, V, A, count=6) @ np.asarray(theta, dtype=float)
     return fit_metrics(np.asarray(base_force, dtype=float)[:, :6], predicted), predicted

@@ -209,25 +209,50 @@ class FloatingBaseRegressor:
         """Columns p = 10 (n + 1)."""
         return len(self.names)
 
-    def rows(self, Q: ArrayLike, V: ArrayLike, A: ArrayLike) -> FloatArray:
-        """Regressor of N samples, shape (N, 6 + n, p).
+    def rows(
+        self, Q: ArrayLike, V: ArrayLike, A: ArrayLike, *, count: int | None = None, out: FloatArray | None = None
+    ) -> FloatArray:
+        """Regressor of N samples, shape (N, count, p): the first ``count`` rows (all 6 + n when
+        None; 6 = the base rows alone).
+
+        Only the rows asked for are copied out of pinocchio's regressor, straight into the batch
+        (pinocchio computes them all: the joint rows come out of the same backward pass).
 
         Args:
             Q: configurations (N, 7 + n) (`FloatingBaseModel.configuration`).
             V, A: velocities and accelerations (N, 6 + n) (`FloatingBaseModel.velocity`; the base
                 acceleration is the derivative of the base-frame twist, pinocchio's convention).
+            count: rows per sample, 1 <= count <= 6 + n.
+            out: optional preallocated (N, count, p), filled in place and returned (a caller
+                looping over chunks reuses one buffer instead of touching fresh memory each time).
+
+        Raises:
+            DataError: shapes disagree, or ``out`` has the wrong shape.
         """
         Q, V, A = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (Q, V, A))
         N = Q.shape[0]
-        if Q.shape[1] != self._model.nq or V.shape != (N, self._model.nv) or A.shape != V.shape:
-            raise DataError(
-                f"Q {Q.shape}, V {V.shape}, A {A.shape}: expected (N, {self._model.nq}), (N, {self._model.nv}) x2"
-            )
-        out = np.empty((N, self._model.nv, self.n_parameters))
-        model, data = self._model, self._data
-        for k in range(N):
-            Y = pin.computeJointTorqueRegressor(model, data, Q[k], V[k], A[k])
-            out[k] = Y if self._identity else Y[np.ix_(self._rows, self._columns)]
+        nv = self._model.nv
+        if Q.shape[1] != self._model.nq or V.shape != (N, nv) or A.shape != V.shape:
+            raise DataError(f"Q {Q.shape}, V {V.shape}, A {A.shape}: expected (N, {self._model.nq}), (N, {nv}) x2")
+        count = nv if count is None else int(count)
+        if not 1 <= count <= nv:
+            raise DataError(f"count = {count}: expected 1 to {nv} rows")
+        shape = (N, count, self.n_parameters)
+        if out is None:
+            out = np.empty(shape)
+        elif out.shape != shape:
+            raise DataError(f"out has shape {out.shape}: expected {shape}")
+        model, data, regressor = self._model, self._data, pin.computeJointTorqueRegressor
+        if self._identity and count == nv:
+            for row, q, v, a in zip(out, Q, V, A):
+                row[...] = regressor(model, data, q, v, a)
+        elif self._identity:
+            for row, q, v, a in zip(out, Q, V, A):
+                row[...] = regressor(model, data, q, v, a)[:count]
+        else:
+            rows, columns = np.ix_(self._rows[:count], self._columns)
+            for row, q, v, a in zip(out, Q, V, A):
+                row[...] = regressor(model, data, q, v, a)[rows, columns]
         return out
 
     def contact_forces(self, Q: ArrayLike, wrenches: ArrayLike) -> FloatArray:

@@ -294,7 +294,7 @@ class OnlineFloatingBase:
         except DataError:  # e.g. stamps jittering beyond the filter's tolerance: this chunk is not used
             self.skipped += 1
             return
-        Y = self.base.base_regressor(self.regressor.rows(samples.Q, samples.V, samples.A)[:, :6])
+        Y = self.base.base_regressor(self.regressor.rows(samples.Q, samples.V, samples.A, count=6))
         F = samples.F[:, :6]
         previous = self.estimate.fit if self.estimate is not None else None
         if previous is not None:  # the chunk predicted by the fit made without it (held out)
