@@ -31,7 +31,11 @@ def cmd_synth_floating(args: argparse.Namespace) -> int:
         )
     config = load_robot_config(args.robot)
     sim = HumanoidSimConfig(
-        duration=args.duration, rate_hz=args.rate or 1000.0, seed=args.seed, mass_seed=args.mass_seed
+        duration=args.duration,
+        rate_hz=args.rate or 1000.0,
+        seed=args.seed,
+        mass_seed=args.mass_seed,
+        single_support_phases=args.single_support,
     )
     run = simulate_humanoid(config, sim)
     if suffix:
@@ -47,11 +51,19 @@ def cmd_synth_floating(args: argparse.Namespace) -> int:
         f"true mass {mass_true:.3f} kg (URDF {mass_nominal:.3f} kg)"
     )
     cone = run.friction
+    fb = config.floating_base
+    assert fb is not None
     print(
-        f"contact check (feet welded in the simulation): {100 * cone['inside_friction_cone']:.1f} % of samples inside "
-        f"the friction cone (mu = {config.floating_base.friction_coefficient if config.floating_base else '-'}), "
-        f"smallest normal force {cone['min_normal_force']:.1f} N"
-        + (f", CoP inside the sole {100 * cone['cop_inside_sole']:.1f} %" if "cop_inside_sole" in cone else "")
+        f"contact check (soles welded in the simulation; would real feet hold the same wrenches?): "
+        f"{100 * cone['inside_friction_cone']:.1f} % of samples inside the friction cone "
+        f"(mu = {fb.friction_coefficient:g}), smallest normal force {cone['min_normal_force']:.1f} N"
+        + (
+            f", CoP at least {1000 * cone['cop_margin']:.0f} mm inside the sole {100 * cone['cop_inside_sole']:.1f} %, "
+            f"both {100 * cone['holdable']:.1f} % (not counting feet under 5 % of the load: "
+            f"{100 * cone['holdable_loaded']:.1f} %)"
+            if "cop_inside_sole" in cone
+            else " (no foot_size in the config: the centre of pressure is not checked)"
+        )
     )
     write_json(
         args.json,
@@ -68,6 +80,8 @@ def cmd_synth_floating(args: argparse.Namespace) -> int:
             "nominal_masses": floats(floating.inertial_parameters()[0::10]),
             "theta_true": floats(run.theta_true),
             "contact_check": cone,
+            "single_support_phases": sim.single_support_phases,
+            "lifted_fraction": floats(1.0 - run.contact.mean(axis=0)),
         },
     )
     return 0
@@ -116,6 +130,20 @@ def _samples(regressor: Any, config: Any, path: str, rows: str, args: argparse.N
     return samples
 
 
+def _foot_first_moments(floating: Any, base: Any, soles: tuple[str, ...]) -> dict[str, str]:
+    """Per sole's body: how the data determine its first moments (``alone``, ``combination``, ``no``) per axis."""
+    model = floating.model
+    words = {"identifiable": "alone", "combination": "combination", "unidentifiable": "no"}
+    classes = base.classes()
+    out = {}
+    for sole in soles:
+        joint = model.names[model.frames[model.getFrameId(sole)].parentJoint]
+        body = floating.body_names[0 if joint == "root_joint" else 1 + floating.robot.joint_names.index(joint)]
+        k = floating.body_names.index(body)
+        out[body] = ", ".join(words[classes[10 * k + i]] for i in (1, 2, 3))
+    return out
+
+
 def _wrench_validation(regressor: Any, theta: np.ndarray, theta_nominal: np.ndarray, samples: Any) -> dict[str, Any]:
     """NRMSE of the predicted total contact wrench (base rows), identified vs nominal model."""
     from motor_ident.core.floating_base.identification import predicted_wrench_metrics
@@ -152,9 +180,17 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
     samples = _samples(regressor, config, args.data, args.rows, args)
     free = compare_row_sets(structural_base_parameters(regressor, "base"), structural_base_parameters(regressor, "all"))
     print(free.summary())
-    base = structural_base_parameters(
-        regressor, args.rows, stance=config.floating_base.sole_frames, standing=samples.Q[0]
+    soles = config.floating_base.sole_frames
+    supports = [tuple(soles[c] for c in feet) for feet in samples.supports()]
+    counts = {
+        feet: int(np.sum(np.all(samples.contact == np.isin(np.arange(len(soles)), feet), axis=1)))
+        for feet in samples.supports()
+    }
+    print(
+        "feet on the ground in the data (schedule or F/T force threshold): "
+        + ", ".join(f"{' + '.join(s)} {n} samples" for s, n in zip(supports, counts.values()))
     )
+    base = structural_base_parameters(regressor, args.rows, supports=supports, standing=samples.Q[0])
     free_rows = structural_base_parameters(regressor, args.rows)
     lost = [
         n
@@ -162,9 +198,11 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         if a != "unidentifiable" and b == "unidentifiable"
     ]
     print(
-        f"with the feet standing still ({', '.join(config.floating_base.sole_frames)}): {base.n_base} base parameters "
-        f"({free_rows.n_base - base.n_base} fewer); not determined in stance ({len(lost)}): {', '.join(lost) or '-'}"
+        f"with these contacts: {base.n_base} base parameters ({free_rows.n_base - base.n_base} fewer than free "
+        f"motion); not determined ({len(lost)}): {', '.join(lost) or '-'}"
     )
+    feet = _foot_first_moments(floating, base, soles)
+    print("feet's first moments [kg m] (mx, my, mz) determined: " + "; ".join(f"{b}: {v}" for b, v in feet.items()))
     theta0 = floating.inertial_parameters()
     result = identify_floating_base(
         regressor,
@@ -188,7 +226,7 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
     com_text = ", ".join(
         f"{axes[i]} {1000 * com.value[i]:.1f} +- {1000 * com.std[i]:.2f}"
         + (" [weakly determined]" if weak[i] else "")
-        + ("" if com.identifiable[i] else " [nominal feet]")
+        + ("" if com.identifiable[i] else " [not determined]")
         for i in range(3)
     )
     print(f"centre of mass at the first sample, world frame [mm]: {com_text}")
@@ -196,7 +234,8 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         "  (+- : standard deviations from the fit's residuals, their correlation included (sandwich covariance); "
         f"[weakly determined]: above {1000 * WEAK_COM_STD:g} mm, the data see that axis only through small motions "
         "and small systematic sensor errors move it by several standard deviations: trust the URDF's more; "
-        "[nominal feet]: that axis needs parameters stance data cannot determine, the URDF's values are used)"
+        "[not determined]: that axis needs parameters these contacts cannot determine (the standing feet's), "
+        "the URDF's values are used)"
     )
     alone = determined_masses(base)
     named = [
@@ -224,7 +263,10 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
             "n_all_rows": free.n_all_rows,
             "only_with_joint_rows": list(free.only_with_joint_rows),
         },
+        "supports": [list(x) for x in supports],
+        "support_samples": list(counts.values()),
         "not_determined_in_stance": lost,
+        "feet_first_moments_determined": feet,
         "total_mass": float(mass.value),
         "total_mass_std": float(mass.std),
         "nominal_total_mass": floating.total_mass,

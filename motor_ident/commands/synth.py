@@ -114,4 +114,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=0,
         help="--floating-base: seed of the true masses (the same robot for every --seed)",
     )
+    p.add_argument(
+        "--single-support",
+        type=int,
+        default=0,
+        metavar="N",
+        help="--floating-base: N single-support phases, alternating feet (each 5 s: CoM over one sole, the other "
+        "foot lifted, moved and put down; default 0: both feet on the ground throughout)",
+    )
     p.set_defaults(func=cmd_synth)

@@ -12,6 +12,8 @@ Stored as NPZ with these arrays (N samples, n joints, c contacts)::
     imu_gyro           (N, 3)     angular velocity in the IMU frame [rad/s]
     imu_accelerometer  (N, 3)     proper acceleration (a - g) in the IMU frame [m/s^2]
     base_position      (N, 3)     base origin in the world [m] (optional: estimated from the feet when absent)
+    contact            (N, c)     1 where the foot is on the ground, 0 where it is lifted (optional: from
+                                  the wrenches' magnitude when absent)
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from motor_ident.io.data import atomic_write
 
 FloatArray = NDArray[np.float64]
 
-_OPTIONAL = ("tau", "base_position")
+_OPTIONAL = ("tau", "base_position", "contact")
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,6 +46,7 @@ class FloatingBaseRecord:
     imu_accelerometer: FloatArray
     tau: FloatArray | None = None
     base_position: FloatArray | None = None
+    contact: FloatArray | None = None
 
     def __post_init__(self) -> None:
         N, n, c = self.t.shape[0], len(self.joint_names), len(self.contact_names)
@@ -55,6 +58,7 @@ class FloatingBaseRecord:
             "imu_accelerometer": (N, 3),
             "tau": (N, n),
             "base_position": (N, 3),
+            "contact": (N, c),
         }
         for name, shape in shapes.items():
             arr = getattr(self, name)
@@ -82,6 +86,7 @@ class FloatingBaseRecord:
             imu_accelerometer=self.imu_accelerometer[start:stop],
             tau=cut(self.tau),
             base_position=cut(self.base_position),
+            contact=cut(self.contact),
         )
 
 

@@ -5,22 +5,22 @@ URDF parser and dynamics; nothing here evaluates pinocchio's dynamics), with
 
 - a free joint on the root link, and every foot's sole **welded** to the ground at its initial
   pose (a weld equality: the simplification of a flat foot that neither slips nor tilts; contacts
-  are off, so the URDF's collision meshes are not needed). `friction_check` tells afterwards
-  whether real feet would have held the same wrenches (friction cone, centre of pressure);
+  are off, so the URDF's collision meshes are not needed). `friction_check` (in
+  `motor_ident.sim.humanoid_motion`) tells afterwards whether real feet would have held the same
+  wrenches (friction cone, centre of pressure);
 - true link masses perturbed from the URDF's by a random factor 1 +- U(low, high) per link (the
   link's inertia scales with it, so each link stays physical); inertias MuJoCo refuses (zero or
   not satisfying the triangle inequality, as some public URDFs have) are lifted to the smallest
   valid ones first, and the truth is read back from the compiled model;
-- joint PD position servos (MuJoCo ``position`` actuators) tracking a balancing excitation: the
-  pelvis sways (x, y, height, roll, pitch, yaw) within a few cm, so the CoM moves within the
-  support polygon, the legs follow it by stance inverse kinematics (feet fixed), and every other
-  joint (torso, arms, head) swings about the standing posture by a sum of sines, kept inside its
-  limits. The motion ramps in over the first second from rest.
+- joint PD position servos (MuJoCo ``position`` actuators) tracking a balancing excitation
+  (`motor_ident.sim.humanoid_motion`: the CoM sways over the feet, the pelvis bobs and tilts, the
+  legs follow by stance inverse kinematics, torso, arms and head swing by sums of sines within
+  their limits; optional single-support phases), ramped in over the first second from rest.
 
 Sensors at ``rate_hz`` (noise std / constant bias per run, from `HumanoidSimConfig`): joint
 encoders; IMU orientation (world <- IMU quaternion), gyro, accelerometer (proper acceleration);
 per foot the 6-axis wrench the ground applies, expressed in the sensor frame; the actuators'
-joint torques. Not simulated: single-support phases, foot slip, sensor dynamics and drift.
+joint torques. Not simulated: foot slip, sensor dynamics and drift.
 """
 
 from __future__ import annotations
@@ -34,11 +34,22 @@ import pinocchio as pin
 from numpy.typing import NDArray
 from scipy.interpolate import CubicSpline
 
-from motor_ident.core.floating_base.stance import stance_inverse_kinematics
+from motor_ident.core.floating_base.model import FloatingBaseModel
+from motor_ident.core.floating_base.stance import leg_joints
 from motor_ident.errors import ConfigError, ModelError
 from motor_ident.io.floating_record import FloatingBaseRecord
 from motor_ident.io.robot_config import RobotConfig
 from motor_ident.schema import check, setting
+from motor_ident.sim.humanoid_motion import (
+    GRID_S,
+    ForceDistribution,
+    MotionPlan,
+    Phase,
+    contact_schedule,
+    friction_check,
+    in_contact,
+    plan_reference,
+)
 from motor_ident.sim.mujoco_model import _urdf_without_geometry, inertial_parameters
 
 FloatArray = NDArray[np.float64]
@@ -52,6 +63,9 @@ _INTEGRATORS = {
     "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
 }
 
+MAX_TIMESTEP = 4e-4
+"""Longest MuJoCo step [s]: the stiff leg servos (kp 2000, kd 40) are unstable under RK4 at 0.8 ms."""
+
 SETTLE_S = 0.5
 """Simulated time before the recording starts, holding the standing posture [s]."""
 
@@ -62,7 +76,7 @@ class HumanoidSimConfig:
 
     duration: float = setting(20.0, "length of the recording", unit="s", low=1.0)
     rate_hz: float = setting(1000.0, "sample rate of every sensor", unit="Hz", low=50.0)
-    substeps: int = setting(5, "MuJoCo steps per sample", low=1, high=100)
+    substeps: int = setting(5, "MuJoCo steps per sample (more where a step would exceed 0.4 ms)", low=1, high=100)
     integrator: str = setting(
         "rk4",
         "MuJoCo integrator (implicit ones damp light links off their computed acceleration)",
@@ -78,16 +92,33 @@ class HumanoidSimConfig:
     min_gyration_radius: float = setting(
         0.02, "links get at least a solid sphere's inertia of this radius (point masses of the URDF)", unit="m", low=0.0
     )
-    kp: float = setting(400.0, "joint servo stiffness", unit="N m/rad", low=0.0)
-    kd: float = setting(8.0, "joint servo damping", unit="N m s/rad", low=0.0)
+    kp: float = setting(2000.0, "joint servo stiffness", unit="N m/rad", low=0.0)
+    kd: float = setting(40.0, "joint servo damping", unit="N m s/rad", low=0.0)
     servo_max_frequency: float = setting(
         15.0, "cap of each servo's bandwidth on its own link inertia M_jj (light links)", unit="Hz", low=0.1
     )
-    sway: float = setting(0.025, "pelvis sway amplitude, forward and sideways", unit="m", low=0.0, high=0.2)
+    sway: float = setting(0.015, "CoM sway amplitude, forward and sideways", unit="m", low=0.0, high=0.2)
     bob: float = setting(0.015, "pelvis height amplitude", unit="m", low=0.0, high=0.2)
     tilt: float = setting(0.08, "pelvis roll / pitch / yaw amplitude", unit="rad", low=0.0, high=0.5)
     swing: float = setting(0.5, "amplitude of the torso, arm and head joints", unit="rad", low=0.0, high=2.0)
     frequency: float = setting(0.3, "fundamental frequency of the excitation", unit="Hz", low=0.01, high=5.0)
+    single_support_phases: int = setting(
+        0,
+        "single-support phases (alternating feet): CoM over one sole, the other foot lifted and swung",
+        low=0,
+        high=20,
+    )
+    single_support_s: float = setting(5.0, "duration of each single-support phase, shifts included", unit="s", low=2.0)
+    step_height: float = setting(0.03, "how high the free foot is lifted", unit="m", low=0.0, high=0.2)
+    force_loop_gain: float = setting(
+        0.3, "legs' internal-force loop in double support: fraction corrected per sample (0: off)", low=0.0, high=1.0
+    )
+    cop_margin: float = setting(
+        0.005,
+        "the contact check counts a centre of pressure this far inside the sole's edge as held",
+        unit="m",
+        low=0.0,
+    )
     encoder_noise: float = setting(2e-4, "joint encoder noise std", unit="rad", low=0.0)
     gyro_noise: float = setting(0.005, "gyro noise std", unit="rad/s", low=0.0)
     gyro_bias: float = setting(0.002, "gyro bias std (constant per run)", unit="rad/s", low=0.0)
@@ -115,7 +146,8 @@ class HumanoidRun:
         record: the sensor record.
         theta_true: true inertial parameters in `FloatingBaseModel` order (base first), (10 (n + 1),).
         base_position, base_quaternion: true base pose (N, 3), (N, 4) [qx, qy, qz, qw].
-        friction: `friction_check` of the recorded wrenches.
+        friction: `friction_check` of the recorded wrenches (feet in contact only).
+        contact: which feet are welded to the ground per sample (N, c).
     """
 
     record: FloatingBaseRecord
@@ -123,6 +155,7 @@ class HumanoidRun:
     base_position: FloatArray
     base_quaternion: FloatArray
     friction: dict[str, float]
+    contact: NDArray[np.bool_]
 
 
 def _lifted_inertias(root: ET.Element, radius: float) -> None:
@@ -182,7 +215,7 @@ def build_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> mujoco.MjSpec
     spec.compiler.fusestatic = False  # sensor and sole frames stay bodies
     spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
     spec.option.gravity = np.asarray(config.gravity, dtype=float)
-    spec.option.timestep = 1.0 / (sim.rate_hz * sim.substeps)
+    spec.option.timestep = 1.0 / (sim.rate_hz * _substeps(sim))
     spec.option.integrator = _INTEGRATORS[sim.integrator]
     spec.option.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
     spec.worldbody.first_body().add_freejoint(name=FREE_JOINT)
@@ -209,6 +242,11 @@ def build_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> mujoco.MjSpec
     ):
         spec.add_sensor(name=name, type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname="imu")
     return spec
+
+
+def _substeps(sim: HumanoidSimConfig) -> int:
+    """MuJoCo steps per sample: ``substeps``, or more so that a step is at most `MAX_TIMESTEP`."""
+    return max(sim.substeps, int(np.ceil(1.0 / (sim.rate_hz * MAX_TIMESTEP) - 1e-9)))
 
 
 def _child_link(config: RobotConfig, frame: str) -> str:
@@ -271,8 +309,9 @@ def _standing_pose(
 
 def _tune_servos(
     spec: mujoco.MjSpec, model: mujoco.MjModel, qpos: FloatArray, config: RobotConfig, sim: HumanoidSimConfig
-) -> None:
-    """Servo gains kp, kd, capped at M_jj w^2 and 2 M_jj w for w = 2 pi ``servo_max_frequency``.
+) -> dict[str, tuple[float, float]]:
+    """Servo gains kp, kd, capped at M_jj w^2 and 2 M_jj w for w = 2 pi ``servo_max_frequency``;
+    returns every joint's capped (kp, kd), which a lifted leg's joints take.
 
     M_jj is the joint's inertia at the standing pose: soft enough that a light wrist or neck link
     does not chatter. Leg joints (between the base and a sole) keep kp, kd: in the closed chain of
@@ -291,6 +330,7 @@ def _tune_servos(
             legs.update(int(j) for j in np.flatnonzero(model.jnt_bodyid == body))
             body = int(model.body_parentid[body])
     w = 2.0 * np.pi * sim.servo_max_frequency
+    free_gains: dict[str, tuple[float, float]] = {}
     for name in config.joints:
         joint = model.joint(name).id
         dof = model.jnt_dofadr[joint]
@@ -298,6 +338,8 @@ def _tune_servos(
         if joint not in legs:
             kp, kd = min(kp, M[dof, dof] * w**2), min(kd, 2.0 * M[dof, dof] * w)
         spec.actuator(f"{name}_servo").set_to_position(kp=kp, kv=kd)
+        free_gains[name] = (min(kp, M[dof, dof] * w**2), min(kd, 2.0 * M[dof, dof] * w))
+    return free_gains
 
 
 def _weld_soles(
@@ -309,7 +351,9 @@ def _weld_soles(
         name = _child_link(config, frame)
         world_in_sole = pin.SE3(R, p).inverse()
         quat = pin.Quaternion(world_in_sole.rotation)
-        eq = spec.add_equality(type=mujoco.mjtEq.mjEQ_WELD, name1=name, objtype=mujoco.mjtObj.mjOBJ_BODY)
+        eq = spec.add_equality(
+            name=f"{frame}_weld", type=mujoco.mjtEq.mjEQ_WELD, name1=name, objtype=mujoco.mjtObj.mjOBJ_BODY
+        )
         eq.data[:11] = [0.0, 0.0, 0.0, *world_in_sole.translation, quat.w, quat.x, quat.y, quat.z, 1.0]
         eq.solref = [weld_time_constant, 1.0]  # stiff: a flat foot on hard ground
 
@@ -317,34 +361,36 @@ def _weld_soles(
 def _reference(
     config: RobotConfig,
     sim: HumanoidSimConfig,
+    truth: FloatingBaseModel,
     q_start: FloatArray,
     base0: pin.SE3,
     poses: list[tuple[FloatArray, FloatArray]],
-) -> CubicSpline:
-    """Joint references (spline of time): pelvis sway by stance IK for the legs, sines elsewhere."""
+    schedule: list[Phase],
+) -> tuple[CubicSpline, pin.SE3]:
+    """Joint references (spline of time) and the first base pose: CoM sway and pelvis motion, sines elsewhere."""
     assert config.floating_base is not None
-    floating = config.build_floating_base()
     rng = np.random.default_rng(sim.seed)
-    t = np.arange(0.0, sim.duration + 0.5, 0.01)
+    t = np.arange(0.0, sim.duration + 0.5, GRID_S)
     w = _ramp(t)
     harmonics = np.array([1.0, 1.7, 2.9])
     axes = np.stack([w * _sines(t, sim.frequency, harmonics, rng.uniform(0, 2 * np.pi, 3)) for _ in range(6)], axis=1)
-    amplitude = np.array([sim.sway, sim.sway, sim.bob, sim.tilt, sim.tilt, sim.tilt])
-    axes *= amplitude
-    base_poses = [base0 * pin.SE3(pin.rpy.rpyToMatrix(*a[3:]), a[:3]) for a in axes]
+    axes *= np.array([sim.sway, sim.sway, sim.bob, sim.tilt, sim.tilt, sim.tilt])
     soles = {name: pin.SE3(R, p) for name, (p, R) in zip(config.floating_base.sole_frames, poses)}
-    q = stance_inverse_kinematics(floating, base_poses, q_start, soles)
-    legs = np.flatnonzero(np.any(np.abs(q - q_start) > 1e-9, axis=0))
-    model = floating.model
-    lower = model.lowerPositionLimit[floating.robot.q_index]
-    upper = model.upperPositionLimit[floating.robot.q_index]
-    for j in np.setdiff1d(np.arange(floating.n), legs):
+    model = truth.model
+    legs = leg_joints(truth, [model.getFrameId(name) for name in soles])
+    lower = model.lowerPositionLimit[truth.robot.q_index]
+    upper = model.upperPositionLimit[truth.robot.q_index]
+    q = np.tile(q_start, (t.size, 1))
+    for j in np.setdiff1d(np.arange(truth.n), legs):
         room = 0.85 * min(q_start[j] - lower[j], upper[j] - q_start[j])
         amp = min(sim.swing, max(room, 0.0))
         q[:, j] = q_start[j] + amp * w * _sines(
             t, sim.frequency, harmonics * rng.uniform(0.8, 1.6), rng.uniform(0, 2 * np.pi, 3)
         )
-    return CubicSpline(t, q, axis=0)
+    plan = MotionPlan(t=t, com_offset=axes[:, :2], base_motion=axes[:, 2:], upper=q)
+    return plan_reference(
+        truth, plan, schedule, soles, base0, np.asarray(q_start, dtype=float), step_height=sim.step_height
+    )
 
 
 def _wrench_in_frame(data: mujoco.MjData, model: mujoco.MjModel, body: int, frame: int) -> FloatArray:
@@ -371,21 +417,45 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
     posture = np.asarray(fb.posture(config.joints), dtype=float)
     qpos0, poses = _standing_pose(model, config, hinge_qpos, posture)
     _weld_soles(spec, config, poses, sim.weld_time_constant)
-    _tune_servos(spec, model, qpos0, config, sim)
+    free_gains = _tune_servos(spec, model, qpos0, config, sim)
+    theta_true = inertial_parameters(model, (FREE_JOINT, *config.joints))
     model = spec.compile()
     data = mujoco.MjData(model)
     data.qpos[:] = qpos0
     base0 = pin.SE3(pin.Quaternion(qpos0[3], *qpos0[4:7]).toRotationMatrix(), qpos0[:3])
-    reference = _reference(config, sim, posture, base0, poses)
+    truth = config.build_floating_base().with_inertial_parameters(theta_true)
+    n, c = len(config.joints), len(fb.contacts)
+    schedule = contact_schedule(sim.duration, sim.single_support_phases, sim.single_support_s, c)
+    reference, start = _reference(config, sim, truth, posture, base0, poses, schedule)
+    data.qpos[:3] = start.translation  # the plan's first pose, so that the recording starts at rest
+    quat_start = pin.Quaternion(start.rotation)
+    data.qpos[3:7] = [quat_start.w, quat_start.x, quat_start.y, quat_start.z]
+    data.qpos[hinge_qpos] = reference(0.0)
     rng = np.random.default_rng(sim.seed + 1)
     N = int(round(sim.duration * sim.rate_hz))
-    n, c = len(config.joints), len(fb.contacts)
     dt = 1.0 / sim.rate_hz
+    t = np.arange(N, dtype=float) * dt
+    contact = in_contact(schedule, t, c)
+    welds = np.array([model.equality(f"{frame}_weld").id for frame in fb.sole_frames])
     soles = [frame_body(model, config, name) for name in fb.sole_frames]
     sensors = [frame_body(model, config, name) for name in fb.sensor_frames]
     adr = {name: int(model.sensor(name).adr[0]) for name in ("imu_quaternion", "imu_gyro", "imu_accelerometer")}
     actuators = np.array([model.actuator(f"{j}_servo").id for j in config.joints])
     dofs = np.array([model.jnt_dofadr[model.joint(j).id] for j in config.joints])
+    kp = model.actuator_gainprm[actuators, 0].copy()
+    stance_gains = (kp.copy(), -model.actuator_biasprm[actuators, 2].copy())
+    capped = (np.array([free_gains[j][0] for j in config.joints]), np.array([free_gains[j][1] for j in config.joints]))
+    pin_model = truth.model
+    foot_legs = [leg_joints(truth, [pin_model.getFrameId(f)]) for f in fb.sole_frames]
+    loop = ForceDistribution(
+        model,
+        soles,
+        dofs,
+        weight=float(theta_true[0::10].sum() * np.linalg.norm(config.gravity)),
+        foot_size=fb.foot_size or (0.1, 0.05),
+        friction_coefficient=fb.friction_coefficient,
+        gain=sim.force_loop_gain,
+    )
     out = {
         "q": np.empty((N, n)),
         "tau": np.empty((N, n)),
@@ -400,7 +470,23 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
     data.ctrl[actuators] = reference(0.0)
     for _ in range(int(round(SETTLE_S / model.opt.timestep))):  # let the servos take the weight
         mujoco.mj_step(model, data)
+    tau_ff = np.zeros(n)
     for k in range(N):
+        for i in map(
+            int, np.flatnonzero(contact[k] & ~data.eq_active[welds].astype(bool))
+        ):  # touchdown: weld where it landed
+            mujoco.mj_kinematics(model, data)
+            landed = pin.SE3(data.xmat[soles[i]].reshape(3, 3), data.xpos[soles[i]]).inverse()
+            q_landed = pin.Quaternion(landed.rotation)
+            model.eq_data[welds[i], 3:10] = [*landed.translation, q_landed.w, q_landed.x, q_landed.y, q_landed.z]
+        if k == 0 or np.any(contact[k] != contact[k - 1]):  # a lifted leg carries only itself: capped gains
+            kp, kd = stance_gains[0].copy(), stance_gains[1].copy()
+            for i in map(int, np.flatnonzero(~contact[k])):
+                kp[foot_legs[i]], kd[foot_legs[i]] = capped[0][foot_legs[i]], capped[1][foot_legs[i]]
+            model.actuator_gainprm[actuators, 0] = kp
+            model.actuator_biasprm[actuators, 1] = -kp
+            model.actuator_biasprm[actuators, 2] = -kd
+        data.eq_active[welds] = contact[k]
         mujoco.mj_forward(model, data)
         mujoco.mj_rnePostConstraint(model, data)
         out["q"][k] = data.qpos[hinge_qpos]
@@ -414,21 +500,30 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
         out["acc"][k] = data.sensordata[adr["imu_accelerometer"] : adr["imu_accelerometer"] + 3]
         out["base_p"][k] = data.qpos[:3]
         out["base_q"][k] = [*data.qpos[4:7], data.qpos[3]]
-        for s in range(sim.substeps):
-            data.ctrl[actuators] = reference(k * dt + (s + 1) * dt / sim.substeps)
+        if sim.force_loop_gain > 0.0:
+            tau_ff = loop.update(data, contact[k])
+        for s in range(_substeps(sim)):
+            data.ctrl[actuators] = reference(k * dt + (s + 1) * dt / _substeps(sim)) + tau_ff / kp
             mujoco.mj_step(model, data)
-    theta_true = inertial_parameters(model, (FREE_JOINT, *config.joints))
     return HumanoidRun(
-        record=_noisy_record(config, sim, rng, np.arange(N, dtype=float) * dt, out),
+        record=_noisy_record(config, sim, rng, t, out, contact),
         theta_true=theta_true,
         base_position=out["base_p"],
         base_quaternion=out["base_q"],
-        friction=friction_check(out["sole_wrench"], fb.friction_coefficient, fb.foot_size),
+        friction=friction_check(
+            out["sole_wrench"], fb.friction_coefficient, fb.foot_size, contact=contact, margin=sim.cop_margin
+        ),
+        contact=contact,
     )
 
 
 def _noisy_record(
-    config: RobotConfig, sim: HumanoidSimConfig, rng: np.random.Generator, t: FloatArray, out: dict[str, FloatArray]
+    config: RobotConfig,
+    sim: HumanoidSimConfig,
+    rng: np.random.Generator,
+    t: FloatArray,
+    out: dict[str, FloatArray],
+    contact: NDArray[np.bool_],
 ) -> FloatingBaseRecord:
     """The sensors' view of the simulated signals: noise, constant biases, orientation jitter."""
     assert config.floating_base is not None
@@ -450,30 +545,5 @@ def _noisy_record(
         imu_accelerometer=out["acc"]
         + rng.normal(0.0, sim.accelerometer_bias, 3)
         + rng.normal(0.0, sim.accelerometer_noise, (N, 3)),
+        contact=contact.astype(float),
     )
-
-
-def friction_check(
-    sole_wrench: FloatArray, friction_coefficient: float, foot_size: tuple[float, float] | None
-) -> dict[str, float]:
-    """Would real feet have held these wrenches? From wrenches at the soles (N, c, 6) (z up).
-
-    Returns the smallest normal force [N], the largest tangential / normal ratio, the fraction of
-    samples inside the friction cone, and (with ``foot_size``) the fraction with the centre of
-    pressure inside the sole rectangle, plus the largest |CoP| along x and y [m].
-    """
-    f, tau = sole_wrench[..., :3], sole_wrench[..., 3:]
-    normal = f[..., 2]
-    ratio = np.linalg.norm(f[..., :2], axis=-1) / np.maximum(normal, 1e-9)
-    inside = (normal > 0.0) & (ratio <= friction_coefficient)
-    report = {
-        "min_normal_force": float(normal.min()),
-        "max_tangential_ratio": float(ratio.max()),
-        "inside_friction_cone": float(np.all(inside, axis=1).mean()),
-    }
-    cop = np.stack([-tau[..., 1], tau[..., 0]], axis=-1) / np.maximum(normal, 1e-9)[..., None]
-    report["max_cop_x"], report["max_cop_y"] = (float(x) for x in np.abs(cop).max(axis=(0, 1)))
-    if foot_size is not None:
-        within = (np.abs(cop[..., 0]) <= foot_size[0] / 2) & (np.abs(cop[..., 1]) <= foot_size[1] / 2)
-        report["cop_inside_sole"] = float(np.all(within, axis=1).mean())
-    return report

@@ -30,7 +30,8 @@ def test_synth_identify_validate_and_export(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     fit = json.loads((tmp_path / "fit.json").read_text())
-    assert "no new parameter" in done.stdout and "[nominal feet]" in done.stdout
+    assert "no new parameter" in done.stdout and "[not determined]" in done.stdout
+    assert "feet on the ground in the data (schedule or F/T force threshold): l_sole + r_sole" in done.stdout
     assert "link masses determined alone by these data (0 of 16)" in done.stdout
     # the vertical CoM, seen only through the pelvis tilts, is flagged; the std include the residuals' correlation
     assert fit["com_weakly_determined"][2] and "[weakly determined]" in done.stdout

@@ -76,7 +76,7 @@ def test_feet_carry_the_true_weight_inside_the_friction_cone(humanoid: tuple[Rob
     config, run = humanoid
     mass_true = run.theta_true[0::10].sum()
     assert abs(mass_true / config.build_floating_base().total_mass - 1.0) > 0.01
-    assert run.friction["inside_friction_cone"] > 0.95 and run.friction["min_normal_force"] > 0.0
+    assert run.friction["min_normal_force"] > 0.0
     regressor, samples = regressor_samples(config, run)
     vertical = np.einsum("ni,ni->n", samples.F[:, :3], _gravity_direction(samples.Q))
     np.testing.assert_allclose(vertical.mean(), mass_true * 9.81, rtol=2e-3)
@@ -85,6 +85,15 @@ def test_feet_carry_the_true_weight_inside_the_friction_cone(humanoid: tuple[Rob
     residual = regressor.rows(samples.Q, samples.V, samples.A)[:, :6] @ run.theta_true - samples.F[:, :6]
     rms = np.sqrt(np.mean(residual**2, axis=0))
     assert np.all(rms[:3] < 2.5) and np.all(rms[3:] < 0.5), rms
+
+
+def test_real_feet_could_hold_the_double_support_wrenches(humanoid: tuple[RobotConfig, HumanoidRun]) -> None:
+    """Each foot's CoP 5 mm inside its sole and its force inside the friction cone in >= 99 % of the samples."""
+    _, run = humanoid
+    assert run.friction["cop_margin"] == 0.005
+    assert run.friction["holdable"] >= 0.99, run.friction
+    assert run.friction["max_tangential_ratio"] < 0.6
+    assert bool(run.contact.all()) and run.record.contact is not None  # no single support asked for
 
 
 def _gravity_direction(Q: np.ndarray) -> np.ndarray:

@@ -58,6 +58,7 @@ def structural_base_parameters(
     rows: str = "base",
     *,
     stance: Sequence[str] = (),
+    supports: Sequence[Sequence[str]] = (),
     standing: ArrayLike | None = None,
     samples: int | None = None,
     seed: int = 0,
@@ -69,14 +70,18 @@ def structural_base_parameters(
     states keep those soles still at their poses in ``standing`` (a configuration (7 + n,), e.g. a
     record's first sample; `stance_states`): what data recorded in that stance can determine at
     best. A foot standing still the whole time shows its weight but not, e.g., its vertical centre
-    of mass or its inertia. ``samples`` defaults to 6 p equations in all (iCub, 330 parameters:
-    330 states of the base rows).
+    of mass or its inertia. ``supports`` (sets of sole frames) is a contact schedule: the states
+    of each set together, e.g. both feet, then the left alone (the right leg moving freely), then
+    the right alone. ``samples`` defaults to 6 p equations in all (iCub, 330 parameters: 330
+    states of the base rows).
     """
     k = row_count(regressor, rows)
     samples = samples or -(-6 * regressor.n_parameters // k)
     rng = np.random.default_rng(seed)
-    if stance:
-        Q, V, A = stance_states(regressor.floating, stance, rng, samples, standing=standing)
+    sets = [tuple(x) for x in supports] or ([tuple(stance)] if stance else [])
+    if sets:
+        states = [stance_states(regressor.floating, s, rng, -(-samples // len(sets)), standing=standing) for s in sets]
+        Q, V, A = (np.concatenate([x[i] for x in states]) for i in range(3))
     else:
         Q, V, A = regressor.floating.random_states(rng, samples)
     return base_parameters(regressor.rows(Q, V, A, count=k), regressor.names)

@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from motor_ident.core.estimation.signals import Differentiation
 from motor_ident.core.floating_base.model import ROOT_JOINT, FloatingBaseRegressor
-from motor_ident.core.floating_base.stance import base_positions, spatial_base_motion
+from motor_ident.core.floating_base.stance import base_positions, contact_from_wrenches, spatial_base_motion
 from motor_ident.errors import ConfigError, DataError
 
 FloatArray = NDArray[np.float64]
@@ -91,17 +91,24 @@ def fused_orientation(
 class FloatingSamples:
     """Regressor inputs of a record: Q (N, 7 + n), V and A (N, 6 + n), and the measured
     generalized force F (N, 6 + n) (contact wrenches, plus joint torques on the joint rows where
-    measured, NaN there otherwise); t (N,) [s]."""
+    measured, NaN there otherwise); t (N,) [s]; contact (N, c): which feet stood on the ground."""
 
     t: FloatArray
     Q: FloatArray
     V: FloatArray
     A: FloatArray
     F: FloatArray
+    contact: NDArray[np.bool_]
 
     def slice(self, start: int, stop: int) -> FloatingSamples:
         """Samples start .. stop - 1."""
-        return FloatingSamples(*(x[start:stop] for x in (self.t, self.Q, self.V, self.A, self.F)))
+        t, Q, V, A, F = (x[start:stop] for x in (self.t, self.Q, self.V, self.A, self.F))
+        return FloatingSamples(t, Q, V, A, F, self.contact[start:stop])
+
+    def supports(self) -> tuple[tuple[int, ...], ...]:
+        """The sets of feet on the ground that occur (contact indices), most frequent first."""
+        sets, counts = np.unique(self.contact, axis=0, return_counts=True)
+        return tuple(tuple(int(c) for c in np.flatnonzero(sets[i])) for i in np.argsort(-counts))
 
 
 def imu_to_base(regressor: FloatingBaseRegressor, imu_frame: str) -> FloatArray:
@@ -131,6 +138,7 @@ def floating_samples(
     sole_frames: Sequence[str],
     tau: ArrayLike | None = None,
     base_position: ArrayLike | None = None,
+    contact: ArrayLike | None = None,
     differentiation: Differentiation = DEFAULT_DIFFERENTIATION,
     trim_s: float = 0.25,
     orientation_crossover_hz: float | None = ORIENTATION_CROSSOVER_HZ,
@@ -144,6 +152,8 @@ def floating_samples(
         imu_frame, sole_frames: from the robot config's ``floating_base`` section.
         tau: joint torques (N, n) [N m] when measured.
         base_position: base origin in the world (N, 3) [m] when logged.
+        contact: which feet stand on the ground (N, c) when logged (a contact schedule); else a
+            foot stands where its measured force exceeds 5 % of the weight (`contact_from_wrenches`).
         orientation_crossover_hz: of `fused_orientation` (gyro above, the IMU's orientation
             below; its bias removed from the angular velocity too); None: the IMU's orientation alone.
 
@@ -174,8 +184,11 @@ def floating_samples(
     R_IB = pin.Quaternion(R_BI.T)
     quat = np.array([(pin.Quaternion(np.asarray(x)) * R_IB).coeffs() for x in quat_imu])
     omega, omega_dot = (x @ R_BI.T for x in differentiation.derivatives(t, gyro)[:2])
+    on = contact_from_wrenches(W) if contact is None else np.asarray(contact, dtype=float) > 0.5
+    if on.shape != W.shape[:2]:
+        raise DataError(f"contact has shape {on.shape}: expected {W.shape[:2]}")
     if base_position is None:
-        base_position = base_positions(floating, q_f, quat, sole_frames)
+        base_position = base_positions(floating, q_f, quat, sole_frames, contact=on)
     p, p_dot, p_ddot = differentiation.derivatives(t, np.asarray(base_position, dtype=float))
     twist, twist_dot = spatial_base_motion(quat, (p_dot, p_ddot), omega, omega_dot)
     W = differentiation.derivatives(t, W.reshape(N, -1))[0].reshape(W.shape)
@@ -196,4 +209,5 @@ def floating_samples(
         V=floating.velocity(twist[keep], qd[keep]),
         A=floating.velocity(twist_dot[keep], qdd[keep]),
         F=F,
+        contact=on[keep],
     )

@@ -20,7 +20,7 @@ import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
 from motor_ident.core.floating_base.model import FloatingBaseModel
-from motor_ident.errors import EstimationError
+from motor_ident.errors import DataError, EstimationError
 
 FloatArray = NDArray[np.float64]
 
@@ -31,15 +31,22 @@ def base_positions(
     base_quaternion: ArrayLike,
     sole_frames: Sequence[str],
     sole_positions: ArrayLike | None = None,
+    *,
+    contact: ArrayLike | None = None,
 ) -> FloatArray:
     """Base origin in the world (N, 3) [m] from joint positions and base orientations.
 
     Args:
         q: joint positions (N, n) [rad].
         base_quaternion: world <- base orientation [qx, qy, qz, qw] (N, 4).
-        sole_frames: frames of the feet in stance.
-        sole_positions: their fixed world positions (c, 3) [m]; by default placed so that the
-            first sample's base is at the origin (only relative motion matters).
+        sole_frames: frames of the feet.
+        sole_positions: their world positions while first on the ground (c, 3) [m]; by default
+            placed so that the first sample's base is at the origin (only relative motion matters).
+        contact: which feet stand on the ground per sample (N, c) (all, always, when None). A foot
+            that lands is anchored where the feet already standing put it.
+
+    Raises:
+        DataError: a sample with no foot on the ground.
     """
     q = np.atleast_2d(np.asarray(q, dtype=float))
     quat = np.atleast_2d(np.asarray(base_quaternion, dtype=float))
@@ -47,15 +54,39 @@ def base_positions(
     model = floating.model
     data = model.createData()
     frames = [model.getFrameId(name) for name in sole_frames]
+    on = np.ones((N, len(frames)), dtype=bool) if contact is None else np.asarray(contact, dtype=bool)
+    if not np.all(on.any(axis=1)):
+        raise DataError(f"no foot on the ground at sample {int(np.argmin(on.any(axis=1)))}: the base pose is unknown")
     Q = floating.configuration(np.zeros((N, 3)), quat, q)
     offsets = np.empty((N, len(frames), 3))  # R_WB p_BS: sole position relative to the base, world axes
     for k in range(N):
         pin.framesForwardKinematics(model, data, Q[k])
         for c, frame in enumerate(frames):
             offsets[k, c] = data.oMf[frame].translation
-    anchors = offsets[0] if sole_positions is None else np.asarray(sole_positions, dtype=float)
-    positions: FloatArray = (anchors[None, :, :] - offsets).mean(axis=1)
+    anchors = np.full((len(frames), 3), np.nan)
+    if sole_positions is not None:
+        anchors[on[0]] = np.asarray(sole_positions, dtype=float)[on[0]]
+    positions = np.empty((N, 3))
+    previous = np.zeros(3)
+    for k in range(N):
+        known = on[k] & ~np.isnan(anchors[:, 0])
+        positions[k] = (anchors[known] - offsets[k, known]).mean(axis=0) if known.any() else previous
+        landed = on[k] & ~known
+        anchors[landed] = positions[k] + offsets[k, landed]
+        anchors[~on[k]] = np.nan
+        previous = positions[k]
     return positions
+
+
+def contact_from_wrenches(wrench: ArrayLike, fraction: float = 0.05) -> NDArray[np.bool_]:
+    """Which feet are on the ground (N, c), as a robot tells: the force a foot's F/T sensor measures
+    (N, c, 6) exceeds ``fraction`` of the median total force (the robot's weight when standing)."""
+    force = np.linalg.norm(np.asarray(wrench, dtype=float)[..., :3], axis=-1)
+    threshold = fraction * float(
+        np.median(np.linalg.norm(np.asarray(wrench, dtype=float)[..., :3].sum(axis=1), axis=-1))
+    )
+    on: NDArray[np.bool_] = force > threshold
+    return on
 
 
 def spatial_base_motion(
@@ -184,6 +215,11 @@ def stance_states(
     if len(Qs) < count // 2:
         raise EstimationError(f"only {len(Qs)} of {count} random stance poses were reachable: lower the spread")
     return np.array(Qs), np.array(Vs), np.array(As)
+
+
+def leg_joints(floating: FloatingBaseModel, frames: Sequence[int]) -> NDArray[np.int64]:
+    """Our indices of the joints on the paths from the base to the given frames (pinocchio frame ids)."""
+    return _legs(floating, frames)[1]
 
 
 def _legs(floating: FloatingBaseModel, frames: Sequence[int]) -> tuple[list[int], NDArray[np.int64]]:
