@@ -53,7 +53,7 @@ _STAMP = struct.Struct("<iI")
 _STAMP_FRAME = struct.Struct("<iII")  # the stamp and the frame id's length
 
 
-def _all_finite(values: Sequence[float]) -> bool:
+def all_finite(values: Sequence[float]) -> bool:
     """No NaN or infinity among a few plain floats (cheaper than numpy's on fewer than ~20)."""
     return all(map(math.isfinite, values))
 
@@ -199,7 +199,7 @@ class JointStateReader:
         values = layout.unpack.unpack_from(data, HEADER)
         if layout.reorder is not None:
             values = layout.reorder(values)
-        if not _all_finite(values):
+        if not all_finite(values):
             return False
         self._flat[:] = values
         return True
@@ -284,7 +284,7 @@ class Float64ArrayReader:
         if offset + 8 * size > len(data):
             return Reason(f"malformed message: data runs past the end ({len(data)} bytes)", MALFORMED)
         values = self._doubles.unpack_from(data, offset)
-        if not _all_finite(values):
+        if not all_finite(values):
             return Reason("non-finite value", NON_FINITE)
         self.values[:] = values
         return ""

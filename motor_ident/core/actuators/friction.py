@@ -34,6 +34,7 @@ configurable here. The zero-slope condition at 0+ (Guedelha et al. 2021, section
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
@@ -134,8 +135,8 @@ def smooth_sign(v: ArrayLike, smoothing_velocity: float = 0.0) -> FloatArray:
         Array of the shape of ``v`` with values in [-1, 1].
     """
     v = np.asarray(v, dtype=float)
-    gain = 1.0 / smoothing_velocity if smoothing_velocity > 0.0 else np.inf
-    if np.isfinite(gain):
+    gain = 1.0 / smoothing_velocity if smoothing_velocity > 0.0 else math.inf
+    if math.isfinite(gain):
         return np.tanh(v * gain)
     out: FloatArray = np.sign(v)
     return out
