@@ -144,7 +144,9 @@ def other_nodes_cpu(cycles: int = 20000, robot: str = "icub_torso") -> None:
         now = pwm.get_clock().now().nanoseconds * 1e-9
         rng = np.random.default_rng(0)
         states = [
-            serialize_message(make_joint_state(joints, now + 1e-3 * k, rng.normal(size=n), rng.normal(size=n), rng.normal(size=n)))
+            serialize_message(
+                make_joint_state(joints, now + 1e-3 * k, rng.normal(size=n), rng.normal(size=n), rng.normal(size=n))
+            )
             for k in range(cycles)
         ]
         desired = [serialize_message(make_array(rng.normal(size=n))) for _ in range(cycles)]
@@ -209,9 +211,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dds", type=float, default=0.0, help="also profile a DDS run of this many seconds")
     parser.add_argument("--robot", default="valkyrie_arm", help="robot config (e.g. panda_arm, 7 DoF)")
-    parser.add_argument(
-        "--others", action="store_true", help="pwm_feedforward and the decoupler (icub_torso) instead"
-    )
+    parser.add_argument("--others", action="store_true", help="pwm_feedforward and the decoupler (icub_torso) instead")
     args = parser.parse_args()
     if args.others:
         other_nodes_cpu()

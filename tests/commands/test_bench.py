@@ -113,7 +113,8 @@ def test_latency_only_measures_the_chosen_cases_and_nothing_else(
 
     monkeypatch.setattr(latency, "measure_feedforward_latency", fake_measure)
     monkeypatch.setattr(latency, "BackgroundLoad", lambda count, kind: _NoLoad())
-    for name in ("bench_regressor", "bench_floating", "bench_refit", "bench_consistency", "bench_batch", "bench_memory"):
+    others = ("bench_regressor", "bench_floating", "bench_refit", "bench_consistency", "bench_batch", "bench_memory")
+    for name in others:
         monkeypatch.setattr(bench, name, must_not_run)
     out = tmp_path / "bench.json"
     argv = ["bench", "--latency-only", "--nodes", "decoupler", "--runs", "2", "--ff-seconds", "1", "--json", str(out)]

@@ -31,3 +31,4 @@ def test_settle_heap_collects_garbage_then_freezes_the_living() -> None:
     finally:
         gc.unfreeze()
     assert survivors() == 1  # unfrozen: ``alive`` is tracked again, the cycle is gone
+    del alive
