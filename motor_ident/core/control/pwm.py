@@ -237,7 +237,8 @@ class PwmFeedforward:
                         joints_friction_torque(qd_safe[motors], shape, coefficients, friction)
                         needed[motors] += np.where(valid[motors], friction, 0.0)
             # duty_for_torque's formula and saturation, every motor at once
-            raw = (needed - self.tau_0 + self.back_emf * qd_safe) / self.k_pwm
-            raw[~np.isfinite(raw)] = 0.0
-            np.maximum(raw, -self.duty_limits, out=raw)
-            return np.minimum(raw, self.duty_limits, out=raw)
+            duty: FloatArray = (needed - self.tau_0 + self.back_emf * qd_safe) / self.k_pwm
+            duty[~np.isfinite(duty)] = 0.0
+            np.maximum(duty, -self.duty_limits, out=duty)
+            np.minimum(duty, self.duty_limits, out=duty)
+            return duty
