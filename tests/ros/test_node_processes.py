@@ -390,12 +390,10 @@ def _mapped_fastdds_segments(pid: int) -> set[str]:
     return {path for path in paths if not Path(path).name.startswith("fastdds_port")}
 
 
-def _own_fastdds_segments(pid: int, peers: set[str]) -> set[str]:
-    """The segments of process ``pid``'s own participant: those it maps, less ``peers``, those this
-    test process mapped before ``pid`` started (a participant maps the segments of those it writes
-    to: ``pid`` maps this process's; taken before the start, because this process maps ``pid``'s
-    own segment too once it has discovered it)."""
-    return _mapped_fastdds_segments(pid) - peers
+def _own_fastdds_segments(pid: int) -> set[str]:
+    """The segments of process ``pid``'s own participant: those it maps, less those of the peers it
+    writes to (a participant maps its peers' segments too) that this test process holds."""
+    return _mapped_fastdds_segments(pid) - _mapped_fastdds_segments(os.getpid())
 
 
 def _wait_for(condition, timeout: float) -> bool:
@@ -417,7 +415,6 @@ def test_blocked_node_stops_within_bound(tmp_path, where: str, sig: str) -> None
     import sys
 
     log = tmp_path / "slow.log"
-    peers = _mapped_fastdds_segments(os.getpid())
     with open(log, "wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "tests.ros.slow_node", where, str(BLOCK_S)],
@@ -430,7 +427,7 @@ def test_blocked_node_stops_within_bound(tmp_path, where: str, sig: str) -> None
         marker = "running" if where == "destroy" else f"blocking in {where}"
         assert _wait_for(lambda: marker in log.read_text() or process.poll() is not None, STARTUP_TIMEOUT_S)
         assert process.poll() is None, log.read_text()
-        segments = _own_fastdds_segments(process.pid, peers)
+        segments = _own_fastdds_segments(process.pid)
         start = time.monotonic()
         process.send_signal(getattr(signal, sig))
         code = process.wait(timeout=BLOCK_S)
@@ -462,7 +459,6 @@ def test_watchdog_ends_a_node_that_swallows_signals(tmp_path) -> None:
     from motor_ident.ros.shutdown import EXIT_BLOCKED
 
     log = tmp_path / "stubborn.log"
-    peers = _mapped_fastdds_segments(os.getpid())
     with open(log, "wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "tests.ros.slow_node", "destroy_stubborn", str(BLOCK_S)],
@@ -474,7 +470,7 @@ def test_watchdog_ends_a_node_that_swallows_signals(tmp_path) -> None:
     segments: set[str] = set()
     try:
         assert _wait_for(lambda: "running" in log.read_text() or process.poll() is not None, STARTUP_TIMEOUT_S)
-        segments = _own_fastdds_segments(process.pid, peers)
+        segments = _own_fastdds_segments(process.pid)
         process.send_signal(signal.SIGINT)
         code = process.wait(timeout=BLOCK_S)
     finally:
