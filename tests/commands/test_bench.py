@@ -85,14 +85,6 @@ def test_bench_json_has_the_floor_and_the_ratios(tmp_path: Path, monkeypatch: py
     assert summary["feedforward_7dof_targets_separate"]["CPU/message <= 3.0 x echo"] is True
 
 
-class _NoLoad:
-    def __enter__(self) -> _NoLoad:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
 def test_latency_only_measures_the_chosen_cases_and_nothing_else(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -126,3 +118,11 @@ def test_latency_only_measures_the_chosen_cases_and_nothing_else(
     assert summary["decoupler_over_echo_p99_separate_contended"] == 2.0
     assert summary["decoupler_targets"]["p99 <= 1.3 x echo"] is False
     assert not any(key.startswith("ff_") for key in summary)
+
+
+class _NoLoad:
+    def __enter__(self) -> _NoLoad:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
