@@ -1,7 +1,7 @@
 """Where the feedforward node's microseconds go: pyinstrument profiles of its 1 kHz path.
 
     ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST .venv/bin/python benchmarks/profile_feedforward.py \
-        [--robot R] [--dds SECONDS]
+        [--robot R] [--dds SECONDS] [--others]
 
 1. The state callback alone: the real `FeedforwardNode` (configured and active) answers 20,000
    prebuilt serialized joint_states (valkyrie_arm, on the reference, as its raw subscription
@@ -9,7 +9,10 @@
    (rclpy's deserialization of the same bytes plus one publish of a preallocated message: what
    ``motor-ident bench`` measures as the floor) and the profile of the callback (reading the
    bytes, stamp check, law, saturation, writing the bytes, publish).
-2. With ``--dds SECONDS``: the whole process of ``motor-ident bench``'s same-process layout (the
+2. With ``--others``: the same for pwm_feedforward and the decoupler on icub_torso, per 1 kHz
+   cycle (pwm_feedforward reads a joint state and answers a desired torque vector; the decoupler
+   republishes a joint state as motor states).
+3. With ``--dds SECONDS``: the whole process of ``motor-ident bench``'s same-process layout (the
    stand-in robot's 1 kHz timer and the node in one executor, over DDS), for the share of the
    executor, the robot's tick and the node's callback.
 """
@@ -110,6 +113,86 @@ def profile_callback(states: int = 20000, robot: str = "valkyrie_arm") -> None:
         rclpy.shutdown(context=context)
 
 
+def other_nodes_cpu(cycles: int = 20000, robot: str = "icub_torso") -> None:
+    """CPU per 1 kHz cycle of pwm_feedforward (a joint state and a desired torque vector, answered
+    with duty cycles) and of the decoupler (a joint state, republished as motor states) beside the
+    bare echo, on ``cycles`` prebuilt serialized messages, alternating in blocks of 500; prints
+    the profile of each node's cycle."""
+    import rclpy
+    from pyinstrument import Profiler
+    from rclpy.parameter import Parameter
+    from rclpy.serialization import deserialize_message, serialize_message
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from motor_ident.core.threads import limit_blas_threads
+    from motor_ident.ros.common import COMMAND_QOS
+    from motor_ident.ros.conversions import make_array, make_joint_state
+    from motor_ident.ros.decoupler_node import DecouplerNode
+    from motor_ident.ros.lifecycle import start
+    from motor_ident.ros.pwm_feedforward_node import PwmFeedforwardNode
+
+    limit_blas_threads()
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    overrides = [Parameter("robot", value=robot)]
+    pwm = start(PwmFeedforwardNode(context=context, parameter_overrides=overrides))
+    decoupler = DecouplerNode(context=context, parameter_overrides=overrides)
+    try:
+        joints = pwm.transmission.joints
+        n = len(joints)
+        now = pwm.get_clock().now().nanoseconds * 1e-9
+        rng = np.random.default_rng(0)
+        states = [
+            serialize_message(
+                make_joint_state(joints, now + 1e-3 * k, rng.normal(size=n), rng.normal(size=n), rng.normal(size=n))
+            )
+            for k in range(cycles)
+        ]
+        desired = [serialize_message(make_array(rng.normal(size=n))) for _ in range(cycles)]
+        echo_pub = pwm.create_publisher(Float64MultiArray, "bench_echo/commands", COMMAND_QOS)
+        echo_msg = Float64MultiArray(data=[0.0] * n)
+
+        def echo(k: int) -> None:  # the floor: rclpy builds the message, one publish
+            echo_msg.layout.data_offset = len(deserialize_message(states[k], JointState).name)
+            echo_pub.publish(echo_msg)
+
+        def pwm_cycle(k: int) -> None:
+            pwm._on_state(states[k])
+            pwm._on_desired(desired[k])
+
+        def decoupler_cycle(k: int) -> None:
+            decoupler._on_joint_states(states[k])
+
+        paths = {"echo": echo, "pwm_feedforward": pwm_cycle, "decoupler": decoupler_cycle}
+        for k in range(1000):  # warm up
+            for path in paths.values():
+                path(k)
+        cpu = dict.fromkeys(paths, 0.0)
+        count = dict.fromkeys(paths, 0)
+        for block, k in enumerate(range(1000, cycles, 500)):
+            name = list(paths)[block % 3]
+            answer = paths[name]
+            start_cpu = time.process_time()
+            for j in range(k, min(k + 500, cycles)):
+                answer(j)
+            cpu[name] += time.process_time() - start_cpu
+            count[name] += min(k + 500, cycles) - k
+        for name in paths:
+            print(f"{name} ({robot}): {1e6 * cpu[name] / count[name]:.1f} us of CPU per cycle (not profiled)")
+        assert pwm.dropped == 0 and decoupler.dropped == 0
+        for name in ("pwm_feedforward", "decoupler"):
+            profiler = Profiler(interval=0.0001)
+            with profiler:
+                for j in range(cycles):
+                    paths[name](j)
+            print(profiler.output_text(unicode=False, color=False, show_all=False))
+    finally:
+        pwm.destroy_node()
+        decoupler.destroy_node()
+        rclpy.shutdown(context=context)
+
+
 def profile_dds(seconds: float) -> None:
     """Profile the same-process latency layout of ``motor-ident bench`` for ``seconds``."""
     from pyinstrument import Profiler
@@ -128,7 +211,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dds", type=float, default=0.0, help="also profile a DDS run of this many seconds")
     parser.add_argument("--robot", default="valkyrie_arm", help="robot config (e.g. panda_arm, 7 DoF)")
+    parser.add_argument("--others", action="store_true", help="pwm_feedforward and the decoupler (icub_torso) instead")
     args = parser.parse_args()
+    if args.others:
+        other_nodes_cpu()
+        return
     profile_callback(robot=args.robot)
     if args.dds > 0.0:
         profile_dds(args.dds)

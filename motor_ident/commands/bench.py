@@ -317,6 +317,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     quick = args.quick
     other_executor: ExecutorKind = "single_threaded" if NODE_EXECUTOR == "events" else "events"
     results: dict[str, Any] = {}
+    if args.latency_only:
+        return _latency_only(args, console)
     with console.status("regressor cost ..."):
         results["regressor"] = bench_regressor()
     with console.status("floating-base regressor cost ..."):
@@ -335,7 +337,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             runs=runs,
             background=args.background,
             kind=args.background_kind,
-            nodes=("feedforward",) if quick else tuple(bench_latency.NODES),
+            nodes=("feedforward",) if quick and not args.nodes else tuple(args.nodes or bench_latency.NODES),
             progress=lambda text: status.update(f"1 kHz path through DDS: {text} ..."),
         )
     results["latency"] = bench_latency.summary(measured)
@@ -433,6 +435,32 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _latency_only(args: argparse.Namespace, console: Any) -> int:
+    """``--latency-only``: the 1 kHz path's table alone (``--nodes``, ``--runs``, ``--ff-seconds``,
+    ``--background``); the JSON holds its keys and the runs."""
+    from rich.table import Table
+
+    runs = 1 if args.quick else args.runs
+    with console.status("1 kHz path through DDS ...") as status:
+        measured = bench_latency.measure_cases(
+            5.0 if args.quick else args.ff_seconds,
+            runs=runs,
+            background=args.background,
+            kind=args.background_kind,
+            nodes=tuple(args.nodes or bench_latency.NODES),
+            progress=lambda text: status.update(f"1 kHz path through DDS: {text} ..."),
+        )
+    latency = bench_latency.summary(measured)
+    table = Table(title="motor_ident bench: the 1 kHz path")
+    for column in ("measure", "value", "target"):
+        table.add_column(column)
+    for row in bench_latency.table_rows(latency, runs=runs, background=args.background, kind=args.background_kind):
+        table.add_row(*row)
+    console.print(table)
+    write_json(args.json, {**latency_keys(latency), "details": {"latency": latency, "latency_runs": measured}})
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``bench`` to the command line."""
     p = sub.add_parser("bench", help="measure regressor cost, refit rate, feedforward latency, throughput, memory")
@@ -474,6 +502,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         choices=["cpu", "alloc"],
         default="cpu",
         help="what they do: a CPU-bound loop, or one that also allocates and frees memory",
+    )
+    p.add_argument(
+        "--latency-only", action="store_true", help="only the 1 kHz path's table (the nodes beside the echo)"
+    )
+    p.add_argument(
+        "--nodes",
+        nargs="+",
+        choices=list(bench_latency.NODES),
+        help="the 1 kHz path's cases to measure (default: all; --quick: feedforward)",
     )
     p.add_argument("--json", help="write the figures to this JSON file")
     p.set_defaults(func=cmd_bench)

@@ -11,11 +11,11 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 
-from motor_ident.core.threads import limit_blas_threads
+from motor_ident.core.threads import limit_blas_threads, settle_heap
 from motor_ident.errors import ConfigError
 from motor_ident.io.robot_config import RobotConfig, load_robot_config
 from motor_ident.ros import shutdown
-from motor_ident.ros.lifecycle import autostart, managing
+from motor_ident.ros.lifecycle import ManagedNode, autostart, managing
 
 # joint_states / motor_states: latest sample matters, loss is tolerable (ros2/demos convention).
 STATE_QOS = qos_profile_sensor_data
@@ -126,7 +126,9 @@ def run_node(node_class: Callable[..., Node], args: list[str] | None = None) -> 
     handlers would shut the context down under a running callback ("publisher's context is
     invalid" logged as FATAL) and raise KeyboardInterrupt inside rclpy's C++ argument conversion
     (exit status 1). A configuration error stops the node at start with one log line naming the
-    parameter and exit code 2. BLAS runs on one thread (`limit_blas_threads`).
+    parameter and exit code 2. BLAS runs on one thread (`limit_blas_threads`); the objects of the
+    built node are frozen out of the garbage collector's passes (`settle_heap`; a managed node's
+    after each configure).
 
     The loop calls ``spin_once``: with the PyPI rclpy wheels ``EventsExecutor.spin()`` runs no
     callbacks and ignores signals.
@@ -155,6 +157,10 @@ def run_node(node_class: Callable[..., Node], args: list[str] | None = None) -> 
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
         node = node_class()
         limit_blas_threads()  # pools of libraries the node loaded while starting (cvxpy's solvers)
+        if isinstance(node, ManagedNode):
+            node.settle_heap_after_configure = True  # built at configure
+        else:
+            settle_heap()
         executor = make_executor(NODE_EXECUTOR)
         executor.add_node(node)
         autostart(node)  # a managed node started on its own with autostart:=true

@@ -67,7 +67,7 @@ from motor_ident.ros.conversions import (
     stamp_to_seconds,
 )
 from motor_ident.ros.lifecycle import ManagedNode
-from motor_ident.ros.wire import Float64ArrayWriter, JointStateReader
+from motor_ident.ros.wire import Float64ArrayWriter, JointStateReader, all_finite
 from motor_ident.scenario.nodes import FeedforwardSettings
 from motor_ident.schema import per_joint
 
@@ -265,7 +265,7 @@ class FeedforwardNode(ManagedNode):
             self.last_state_time = None
         q, qd = self.state_reader.values  # views, overwritten by the next read
         dt = 0.001 if self.last_state_time is None else t - self.last_state_time
-        np.copyto(self._last_q, q)
+        self._last_q[:] = q
         self.last_state_time, self.last_state_wall, self.last_q = t, time.monotonic(), self._last_q
         ref = self.reference.sample(t)
         if ref is None:
@@ -286,11 +286,10 @@ class FeedforwardNode(ManagedNode):
         return np.zeros_like(q)
 
     def _send(self, tau: np.ndarray, dt: float) -> None:
-        if not np.isfinite(tau).all():
+        if not all_finite(tau.tolist()):
             self.nonfinite_commands += 1
             tau = self._safe(self.last_q) if self.last_q is not None else np.zeros_like(tau)
-        saturate(tau, self.previous, self.law.config, dt, out=self.command_out.data)
-        np.copyto(self.previous, self.command_out.data)
+        self.previous[:] = saturate(tau, self.previous, self.law.config, dt, out=self.command_out.data)
         self.cmd_pub.publish(self.command_out.serialized())
         self.commands_published += 1
 

@@ -15,10 +15,15 @@ executor (then one Python thread does both jobs at 1 kHz).
 ``node="echo"`` measures the floor instead: a bare rclpy node with the same message types, topics
 and QoS that answers each state with a preallocated command carrying its sequence number and
 nothing else — what DDS and rclpy cost without any of motor_ident's work.
+
+The measured process is set up as a node process is (`run_node`): BLAS on one thread, and the
+objects alive once the node is built frozen out of the garbage collector (`settle_heap`), the
+echo's as the node's.
 """
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import struct
 import time
@@ -31,7 +36,7 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from motor_ident.core.threads import limit_blas_threads
+from motor_ident.core.threads import limit_blas_threads, settle_heap
 from motor_ident.ros.common import COMMAND_QOS, NODE_EXECUTOR, STATE_QOS, ExecutorKind, load_robot, make_executor
 from motor_ident.ros.conversions import make_joint_state
 
@@ -310,6 +315,7 @@ def measure_feedforward_latency(
     try:
         ff, joints = _measured_node(node, robot, seconds, context)
         nodes.append(ff)
+        settle_heap()  # as a node process does once its node is built (the echo's too)
         q = np.full(len(joints), 0.1)
         spinner = make_executor(executor, context)
         spinner.add_node(ff)
@@ -353,6 +359,7 @@ def measure_feedforward_latency(
             "node": node,
         }
     finally:
+        gc.unfreeze()  # the next run's nodes replace these
         if child is not None:
             child.join(timeout=10.0)
             if child.is_alive():

@@ -38,6 +38,7 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.duration import Duration
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 
+from motor_ident.core.threads import settle_heap
 from motor_ident.errors import ConfigError, MotorIdentError
 from motor_ident.ros.parameters import declare_settings
 
@@ -79,6 +80,8 @@ class ManagedNode(LifecycleNode):
         self._built: list[Any] = []
         self._activated: list[Any] = []
         self._settings: Any = None
+        self.settle_heap_after_configure = False
+        """Set by `run_node` (the node's own process): `settle_heap` after each configure."""
 
     # -- hooks ---------------------------------------------------------------------------------
     def build(self) -> None:
@@ -142,6 +145,8 @@ class ManagedNode(LifecycleNode):
             return FAILURE
         self._built = [e for e in _entities(self) if id(e) not in before]
         self.configure_error, self.configured = None, True
+        if self.settle_heap_after_configure:
+            settle_heap()
         return SUCCESS
 
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:

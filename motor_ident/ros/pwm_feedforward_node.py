@@ -2,7 +2,7 @@
 
 Each desired torque vector on ``command_topic`` (Float64MultiArray) becomes one duty vector in the
 transmission's motor order (read-only parameter ``motor_names``), by
-`motor_ident.core.control.pwm.pwm_feedforward` (Guedelha et al. 2021):
+`motor_ident.core.control.pwm.PwmFeedforward` (`pwm_feedforward` a sample at a time; Guedelha et al. 2021):
 
     duty = (tau_motor + friction(qd_motor) + D qdd_motor - tau_0 + back_emf qd_motor) / K_pwm*,
            saturated to +-duty_limit
@@ -50,7 +50,7 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from motor_ident.core.actuators.transmission import build_transmission
-from motor_ident.core.control.pwm import ChainModel, pwm_feedforward
+from motor_ident.core.control.pwm import ChainModel, PwmFeedforward
 from motor_ident.errors import ConfigError
 from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, ClockWatch, declare, load_robot, run_node, steady_timer
 from motor_ident.ros.conversions import (
@@ -106,13 +106,13 @@ class PwmFeedforwardNode(ManagedNode):
         self.torque_map = (
             self.transmission if self.command_space == "joint" else build_transmission(self.transmission.motors)
         )
+        self.feedforward = PwmFeedforward(self.torque_map, chains, settings.core)
         self.joint_index = JointIndex(self.transmission.joints)
         # the 1 kHz path reads and writes serialized messages (motor_ident.ros.wire)
         self.state_reader = JointStateReader(self.transmission.joints, ("velocity",))
         self.desired_reader = Float64ArrayReader(self.transmission.n)
         self.duty_out = Float64ArrayWriter(self.transmission.n)
         self.no_velocity = np.full(self.transmission.n, np.nan)  # NaN: no velocity terms
-        self.duty_limits = self._duty_limits()
         self.qd_motor = np.full(self.transmission.n, np.nan)
         self.last_state_time: float | None = None  # stamp of the latest joint_states [s]
         self.reference_time = np.zeros(0)
@@ -147,14 +147,9 @@ class PwmFeedforwardNode(ManagedNode):
     def _apply(self, settings: PwmFeedforwardSettings) -> None:
         """Live settings changed: the next duty cycles use the new limit, compensation and timeout."""
         self.settings = settings
-        self.ff_config = settings.core
+        self.ff_config = self.feedforward.config = settings.core
         self.state_timeout = settings.state_timeout
-        self.duty_limits = self._duty_limits()
         self.get_logger().info(f"now {settings.core}, state_timeout {settings.state_timeout:g} s")
-
-    def _duty_limits(self) -> NDArray[np.float64]:
-        """Per motor: the smaller of the node's and the motor's duty limit."""
-        return np.array([min(self.ff_config.duty_limit, c.motor.duty_limit) for c in self.chains])
 
     @property
     def dropped(self) -> int:
@@ -225,8 +220,8 @@ class PwmFeedforwardNode(ManagedNode):
             self.last_problem = f"joint_states {age}: no friction or back-EMF compensation"
         elif (reference := self._reference_at_state()) is not None:
             qd, qdd = reference
-        duty = pwm_feedforward(tau, qd, self.torque_map, self.chains, self.ff_config, qdd_motor=qdd)
-        self.saturated += int(np.any(np.abs(duty) >= self.duty_limits))
+        duty = self.feedforward.duty(tau, qd, qdd)
+        self.saturated += int((np.abs(duty) >= self.feedforward.duty_limits).any())
         self.duty_out.data[:] = duty
         self.pwm_pub.publish(self.duty_out.serialized())
         self.last_duty = duty

@@ -87,6 +87,41 @@ def test_bench_json_has_the_floor_and_the_ratios(tmp_path: Path, monkeypatch: py
     assert summary["feedforward_7dof_targets_separate"]["CPU/message <= 3.0 x echo"] is True
 
 
+def test_latency_only_measures_the_chosen_cases_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--latency-only --nodes decoupler``: the decoupler beside the echo, quiet and contended,
+    both layouts, and no other benchmark; its keys and a missed target reported as missed."""
+    from motor_ident import cli
+    from motor_ident.commands import bench
+    from motor_ident.ros import latency
+
+    measured: list[tuple[str, str, bool]] = []
+
+    def fake_measure(seconds: float, robot: str, *, same_process: bool, node: str, **_: Any) -> Any:
+        measured.append((node, robot, same_process))
+        return _latency(0.5, 10, 20.0) if node == "echo" else _latency(1.0, 10, 20.0)
+
+    def must_not_run(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("only the 1 kHz path was asked for")
+
+    monkeypatch.setattr(latency, "measure_feedforward_latency", fake_measure)
+    monkeypatch.setattr(latency, "BackgroundLoad", lambda count, kind: _NoLoad())
+    others = ("bench_regressor", "bench_floating", "bench_refit", "bench_consistency", "bench_batch", "bench_memory")
+    for name in others:
+        monkeypatch.setattr(bench, name, must_not_run)
+    out = tmp_path / "bench.json"
+    argv = ["bench", "--latency-only", "--nodes", "decoupler", "--runs", "2", "--ff-seconds", "1", "--json", str(out)]
+    assert cli.main(argv) == 0
+    summary = json.loads(out.read_text())
+    assert {node for node, _, _ in measured} == {"decoupler", "echo"}
+    assert {robot for _, robot, _ in measured} == {"icub_torso"}
+    assert len(measured) == 2 * 2 * 2 * 2  # echo and node, 2 runs, 2 layouts, quiet and contended
+    assert summary["decoupler_over_echo_p99_separate_contended"] == 2.0
+    assert summary["decoupler_targets"]["p99 <= 1.3 x echo"] is False
+    assert not any(key.startswith("ff_") for key in summary)
+
+
 class _NoLoad:
     def __enter__(self) -> _NoLoad:
         return self

@@ -14,7 +14,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from motor_ident.io.joint_order import JointIndex
-from motor_ident.ros.conversions import joint_state_arrays
+from motor_ident.ros.conversions import NON_FINITE, joint_state_arrays
 from motor_ident.ros.wire import MALFORMED, Float64ArrayReader, Float64ArrayWriter, JointStateReader, JointStateWriter
 
 JOINTS = ("shoulder", "elbow", "wrist")
@@ -54,11 +54,14 @@ def test_reader_matches_rclpy(msg: JointState, fields: tuple[str, ...]) -> None:
     if expected:
         np.testing.assert_array_equal(reader.values, np.array(expected))
         assert reader.stamp == msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-        # the name cache: a second message with the same names and new values
+        # the layout cache: a second message laid out the same, new values (read by one unpack)
         for field in fields:
             setattr(msg, field, [v + 1.0 for v in getattr(msg, field)])
         assert reader.read(serialize_message(msg)) == ""
-        np.testing.assert_array_equal(reader.values[0], np.array(expected)[0] + 1.0)
+        np.testing.assert_array_equal(reader.values, np.array(expected) + 1.0)
+        # and a non-finite value in it is refused with the full read's reason
+        getattr(msg, fields[-1])[msg.name.index(JOINTS[0])] = float("nan")
+        assert reader.read(serialize_message(msg)).kind == NON_FINITE
 
 
 @settings(max_examples=300, deadline=None)

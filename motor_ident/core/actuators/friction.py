@@ -34,6 +34,7 @@ configurable here. The zero-slope condition at 0+ (Guedelha et al. 2021, section
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
@@ -134,11 +135,23 @@ def smooth_sign(v: ArrayLike, smoothing_velocity: float = 0.0) -> FloatArray:
         Array of the shape of ``v`` with values in [-1, 1].
     """
     v = np.asarray(v, dtype=float)
-    gain = 1.0 / smoothing_velocity if smoothing_velocity > 0.0 else np.inf
-    if np.isfinite(gain):
+    gain = 1.0 / smoothing_velocity if smoothing_velocity > 0.0 else math.inf
+    if math.isfinite(gain):
         return np.tanh(v * gain)
     out: FloatArray = np.sign(v)
     return out
+
+
+def _stribeck_terms(v: FloatArray, shape: FrictionShape) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Direction weights (w_pos, w_neg) and Stribeck decay ``exp(-|v| / v_s)`` of the ``stribeck``
+    model at velocities ``v`` (N,) [rad/s]."""
+    if shape.smoothing_velocity > 0.0:
+        s = smooth_sign(v, shape.smoothing_velocity)
+        w_pos, w_neg = 0.5 * (1.0 + s), 0.5 * (1.0 - s)
+    else:  # hard sign: a resting joint (v = 0) gets no friction, as sign(0) = 0
+        w_pos = (v > 0.0).astype(float)
+        w_neg = (v < 0.0).astype(float)
+    return w_pos, w_neg, np.exp(-np.abs(v) / shape.stribeck_velocity)
 
 
 def friction_regressor(v: ArrayLike, shape: FrictionShape) -> FloatArray:
@@ -159,13 +172,7 @@ def friction_regressor(v: ArrayLike, shape: FrictionShape) -> FloatArray:
     elif kind is FrictionKind.COULOMB_VISCOUS:
         columns = [smooth_sign(v, shape.smoothing_velocity), v]
     elif kind is FrictionKind.STRIBECK:
-        if shape.smoothing_velocity > 0.0:
-            s = smooth_sign(v, shape.smoothing_velocity)
-            w_pos, w_neg = 0.5 * (1.0 + s), 0.5 * (1.0 - s)
-        else:  # hard sign: a resting joint (v = 0) gets no friction, as sign(0) = 0
-            w_pos = (v > 0.0).astype(float)
-            w_neg = (v < 0.0).astype(float)
-        decay = np.exp(-np.abs(v) / shape.stribeck_velocity)
+        w_pos, w_neg, decay = _stribeck_terms(v, shape)
         columns = [(w_pos - w_neg) * (1.0 - decay), v, w_pos * decay, -w_neg * decay]
     elif kind is FrictionKind.ARCTAN:
         columns = [
@@ -213,8 +220,9 @@ def joints_friction_torque(
     """Friction torque of several joints sharing one model, each with its own parameters, at one
     instant: ``out[j] = friction_regressor(v[j]) @ coefficients[j]`` (the control path's form).
 
-    Coulomb + viscous, the common model, is computed without building the regressor (the same
-    `smooth_sign`); the other models go through `friction_regressor`.
+    Coulomb + viscous and Stribeck (the common models, the joints' and the motor chains') are
+    computed without building the regressor (the same `smooth_sign` and Stribeck terms); the
+    other models go through `friction_regressor`.
 
     Args:
         v: the joints' velocities (J,) [rad/s].
@@ -225,6 +233,13 @@ def joints_friction_torque(
     if shape.kind is FrictionKind.COULOMB_VISCOUS and not shape.offset:
         np.multiply(smooth_sign(v, shape.smoothing_velocity), coefficients[:, 0], out=out)
         out += coefficients[:, 1] * v
+        return out
+    if shape.kind is FrictionKind.STRIBECK and not shape.offset:  # [fc, fv, static_pos, static_neg]
+        w_pos, w_neg, decay = _stribeck_terms(v, shape)
+        np.multiply((w_pos - w_neg) * (1.0 - decay), coefficients[:, 0], out=out)
+        out += coefficients[:, 1] * v
+        out += coefficients[:, 2] * (w_pos * decay)
+        out -= coefficients[:, 3] * (w_neg * decay)
         return out
     np.einsum("km,km->k", friction_regressor(v, shape), coefficients, out=out)
     return out

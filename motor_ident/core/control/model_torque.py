@@ -135,7 +135,10 @@ class ModelTorque:
         else:
             np.take(tau, self.regressor.robot.v_index, out=out)
         for (shape, joints, _, friction), coefficients in zip(self._friction, self._coefficients):
-            out[joints] += joints_friction_torque(qd[joints], shape, coefficients, friction)
+            if joints.size == out.size:  # every joint, in order (one shape for the robot): no gather
+                out += joints_friction_torque(qd, shape, coefficients, friction)
+            else:
+                out[joints] += joints_friction_torque(qd[joints], shape, coefficients, friction)
         return out
 
     def gravity(self, q: FloatArray, out: FloatArray) -> FloatArray:

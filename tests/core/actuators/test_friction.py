@@ -137,11 +137,13 @@ def test_hard_sign_models_give_no_friction_at_rest() -> None:
         FrictionShape(kind="coulomb_viscous", smoothing_velocity=0.0),
         FrictionShape(kind="coulomb_viscous", offset=True),
         FrictionShape(kind="stribeck", stribeck_velocity=0.1),
+        FrictionShape(kind="stribeck", stribeck_velocity=0.02, smoothing_velocity=0.0035),
+        FrictionShape(kind="stribeck", stribeck_velocity=0.02, offset=True),
     ],
 )
 def test_joints_friction_torque_is_the_regressor_times_each_joints_parameters(shape: FrictionShape, rng) -> None:
     """The control path's per-joint friction equals friction_regressor @ theta joint by joint,
-    at rest too (the Coulomb + viscous shortcut included)."""
+    at rest too (the Coulomb + viscous and Stribeck shortcuts included)."""
     v = np.array([0.3, -0.02, 0.0, 1.5])
     coefficients = rng.uniform(0.1, 2.0, (v.size, shape.n_parameters))
     out = np.empty(v.size)

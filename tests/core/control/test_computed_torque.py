@@ -1,11 +1,12 @@
-"""The pieces of the computed-torque law: reference interpolation and the blend's hold."""
+"""The pieces of the computed-torque law: reference interpolation, the blend's hold, saturation."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from numpy.testing import assert_allclose
 
-from motor_ident.core.control.computed_torque import ModelBlend, ReferenceBuffer
+from motor_ident.core.control.computed_torque import FeedforwardConfig, ModelBlend, ReferenceBuffer, saturate
 
 
 def test_reference_interpolates_like_numpy_in_any_query_order(rng) -> None:
@@ -35,3 +36,34 @@ def test_blend_holds_at_zero_dt_and_bounds_each_step() -> None:
     blend.advance(5.0, 0.1)  # 10 N m/s * 0.1 s of a 5 N m change
     assert_allclose(blend.progress, 0.2)
     assert_allclose(blend.theta, [0.2, 0.2])
+
+
+def _saturate_reference(tau, previous, config, dt):
+    """The obvious numpy form of `saturate`: non-finite -> previous, rate limit, effort limit."""
+    out = np.where(np.isfinite(tau), tau, previous)
+    step = config.rate_limit * dt if dt > 0.0 else np.where(np.isinf(config.rate_limit), np.inf, 0.0)
+    return np.clip(np.clip(out, previous - step, previous + step), -config.effort_limit, config.effort_limit)
+
+
+@pytest.mark.parametrize("dt", [0.001, 0.0, -0.001, 0.5])
+def test_saturate_equals_the_numpy_form(rng, dt: float) -> None:
+    """Per-joint float saturation gives exactly the numpy form's commands, non-finite requests,
+    unlimited rates and no elapsed time included; the config's limits cannot change under it."""
+    n = 7
+    config = FeedforwardConfig(
+        kp=np.zeros(n),
+        kd=np.zeros(n),
+        effort_limit=rng.uniform(1.0, 50.0, n),
+        rate_limit=np.where(rng.random(n) < 0.3, np.inf, rng.uniform(0.0, 5000.0, n)),
+    )
+    with pytest.raises(ValueError):
+        config.rate_limit[0] = 1.0
+    for _ in range(500):
+        tau = rng.standard_normal(n) * rng.choice([1.0, 10.0, 100.0])
+        tau[rng.random(n) < 0.1] = rng.choice([np.nan, np.inf, -np.inf])
+        previous = rng.uniform(-1.0, 1.0, n) * config.effort_limit
+        expected = _saturate_reference(tau, previous, config, dt)
+        out = np.empty(n)
+        assert saturate(tau, previous, config, dt, out=out) is out
+        np.testing.assert_array_equal(out, expected)
+        np.testing.assert_array_equal(saturate(tau, previous, config, dt), expected)

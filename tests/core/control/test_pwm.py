@@ -1,4 +1,5 @@
-"""PWM feedforward: closed form through T', saturation, friction compensation, never NaN."""
+"""PWM feedforward: closed form through T', saturation, friction compensation, never NaN; the
+sample-at-a-time form gives the batch function's duties."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from motor_ident.core.actuators.actuator_ident import stribeck_shape
 from motor_ident.core.actuators.friction import friction_torque
 from motor_ident.core.actuators.motor import MotorParameters
 from motor_ident.core.actuators.transmission import TransmissionGroup
-from motor_ident.core.control.pwm import ChainModel, PwmFeedforwardConfig, pwm_feedforward
+from motor_ident.core.control.pwm import ChainModel, PwmFeedforward, PwmFeedforwardConfig, pwm_feedforward
 from motor_ident.errors import ConfigError
 
 SHAPE = stribeck_shape(0.0174533)
@@ -88,3 +89,22 @@ def test_wrong_number_of_chains_or_shapes_is_refused() -> None:
         pwm_feedforward(np.zeros(3), np.zeros(2), GROUP, CHAINS)
     with pytest.raises(ConfigError, match="friction_values"):
         ChainModel(friction=SHAPE, friction_values=np.array([1.0, np.nan, 1.0, 1.0]), motor=MotorParameters(k_pwm=1.0))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=9, max_size=9),
+    st.sampled_from([0.3, 1.0]),
+    st.booleans(),
+    st.booleans(),
+)
+def test_sample_form_gives_the_batch_duties(values: list[float], limit: float, compensate: bool, accel: bool) -> None:
+    """`PwmFeedforward.duty` equals `pwm_feedforward` on one sample, NaN, inf and saturation
+    included, with and without friction compensation and accelerations, after a config change."""
+    tau, qd, qdd = np.array(values[:3]), np.array(values[3:6]), np.array(values[6:]) if accel else None
+    config = PwmFeedforwardConfig(duty_limit=limit, friction_compensation=compensate, smoothing_velocity=0.01)
+    sample = PwmFeedforward(GROUP, CHAINS)
+    sample.config = config
+    expected = pwm_feedforward(tau, qd, GROUP, CHAINS, config, qdd_motor=qdd)
+    assert_allclose(sample.duty(tau, qd, qdd), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(sample.duty_limits, np.minimum(limit, [c.motor.duty_limit for c in CHAINS]))
