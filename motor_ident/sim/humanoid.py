@@ -50,7 +50,7 @@ from motor_ident.sim.humanoid_motion import (
     in_contact,
     plan_reference,
 )
-from motor_ident.sim.mujoco_model import _urdf_without_geometry, inertial_parameters
+from motor_ident.sim.mujoco_model import _urdf_without_geometry, inertial_parameters, lift_inertias
 
 FloatArray = NDArray[np.float64]
 
@@ -164,32 +164,10 @@ class HumanoidRun:
     contact: NDArray[np.bool_]
 
 
-def _lifted_inertias(root: ET.Element, radius: float) -> None:
-    """Give every ``<inertial>`` at least the inertia of a solid sphere of its mass and ``radius``.
-
-    Public URDFs hold point masses (zero inertia) that MuJoCo refuses and that make a joint whose
-    axis passes through the mass nearly inertia-free (a stiff, chattering simulation).
-    """
-    keys = ("ixx", "ixy", "iyy", "ixz", "iyz", "izz")
-    for inertial in root.iter("inertial"):
-        element, mass_element = inertial.find("inertia"), inertial.find("mass")
-        if element is None or mass_element is None:
-            continue
-        v = {k: float(element.get(k, 0.0)) for k in keys}
-        inertia = np.array(
-            [[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]], [v["ixz"], v["iyz"], v["izz"]]]
-        )
-        e = np.linalg.eigvalsh(inertia)
-        floor = max(0.4 * float(mass_element.get("value", 0.0)) * radius**2, 1e-9)
-        lift = max(floor - e[0], e[2] - e[0] - e[1] + 1e-9, 0.0)
-        for k in ("ixx", "iyy", "izz"):
-            element.set(k, repr(float(v[k] + lift)))
-
-
 def _perturbed_urdf(config: RobotConfig, sim: HumanoidSimConfig) -> str:
     """The URDF's XML without geometry, inertias lifted, masses scaled by the true factors."""
     root = ET.fromstring(_urdf_without_geometry(str(config.urdf)))
-    _lifted_inertias(root, sim.min_gyration_radius)
+    lift_inertias(root, sim.min_gyration_radius)
     rng = np.random.default_rng(sim.mass_seed)
     for link in root.iter("link"):
         inertial = link.find("inertial")
