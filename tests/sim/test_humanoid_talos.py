@@ -13,10 +13,9 @@ import numpy as np
 import pytest
 import yaml
 
-from motor_ident.core.floating_base.identification import identify_floating_base, structural_base_parameters
 from motor_ident.io.robot_config import RobotConfig, load_robot_config
 from motor_ident.sim.humanoid import HumanoidRun, HumanoidSimConfig, simulate_humanoid
-from tests.sim.test_humanoid import regressor_samples
+from tests.sim.test_humanoid import base_row_fit
 
 CONFIG = Path(__file__).parents[2] / "config" / "talos.yaml"
 LEGS = [f"leg_{side}_{i}_joint" for side in ("left", "right") for i in range(1, 7)]
@@ -68,12 +67,7 @@ def test_talos_stands_on_feet_that_could_hold(talos: tuple[RobotConfig, Humanoid
 def test_talos_base_rows_identify_the_true_total_mass(talos: tuple[RobotConfig, HumanoidRun]) -> None:
     """Wrenches and IMU alone: the total mass within 0.3 % of the truth; horizontal CoM determined."""
     config, run = talos
-    assert config.floating_base is not None
-    regressor, samples = regressor_samples(config, run)
-    base = structural_base_parameters(
-        regressor, stance=config.floating_base.sole_frames, standing=samples.Q[0], samples=80
-    )
-    result = identify_floating_base(regressor, samples.Q, samples.V, samples.A, samples.F, base=base)
+    result = base_row_fit(config, run)
     mass_true = run.theta_true[0::10].sum()
     assert bool(np.all(result.mass.identifiable))
     assert abs(float(result.mass.value) / mass_true - 1.0) < 3e-3, (float(result.mass.value), mass_true)
