@@ -50,7 +50,7 @@ from motor_ident.sim.humanoid_motion import (
     in_contact,
     plan_reference,
 )
-from motor_ident.sim.mujoco_model import _urdf_without_geometry, inertial_parameters
+from motor_ident.sim.mujoco_model import _urdf_without_geometry, inertial_parameters, lift_inertias
 
 FloatArray = NDArray[np.float64]
 
@@ -64,7 +64,7 @@ _INTEGRATORS = {
 }
 
 MAX_TIMESTEP = 4e-4
-"""Longest MuJoCo step [s]: the stiff leg servos (kp 2000, kd 40) are unstable under RK4 at 0.8 ms."""
+"""Longest MuJoCo step [s]: the stiff leg servos (iCub's kp 2000, kd 40) are unstable under RK4 at 0.8 ms."""
 
 SETTLE_S = 0.5
 """Simulated time before the recording starts, holding the standing posture [s]."""
@@ -92,8 +92,14 @@ class HumanoidSimConfig:
     min_gyration_radius: float = setting(
         0.02, "links get at least a solid sphere's inertia of this radius (point masses of the URDF)", unit="m", low=0.0
     )
-    kp: float = setting(2000.0, "joint servo stiffness", unit="N m/rad", low=0.0)
-    kd: float = setting(40.0, "joint servo damping", unit="N m s/rad", low=0.0)
+    leg_stiffness: float = setting(
+        15.0,
+        "leg servo stiffness per unit of the standing robot's gravity moment m g h (weight times CoM height "
+        "above the soles): iCub ~2000 N m/rad, TALOS ~12000",
+        unit="1/rad",
+        low=0.0,
+    )
+    leg_damping_time: float = setting(0.02, "leg servo damping over stiffness, kd / kp", unit="s", low=0.0)
     servo_max_frequency: float = setting(
         15.0, "cap of each servo's bandwidth on its own link inertia M_jj (light links)", unit="Hz", low=0.1
     )
@@ -158,32 +164,10 @@ class HumanoidRun:
     contact: NDArray[np.bool_]
 
 
-def _lifted_inertias(root: ET.Element, radius: float) -> None:
-    """Give every ``<inertial>`` at least the inertia of a solid sphere of its mass and ``radius``.
-
-    Public URDFs hold point masses (zero inertia) that MuJoCo refuses and that make a joint whose
-    axis passes through the mass nearly inertia-free (a stiff, chattering simulation).
-    """
-    keys = ("ixx", "ixy", "iyy", "ixz", "iyz", "izz")
-    for inertial in root.iter("inertial"):
-        element, mass_element = inertial.find("inertia"), inertial.find("mass")
-        if element is None or mass_element is None:
-            continue
-        v = {k: float(element.get(k, 0.0)) for k in keys}
-        inertia = np.array(
-            [[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]], [v["ixz"], v["iyz"], v["izz"]]]
-        )
-        e = np.linalg.eigvalsh(inertia)
-        floor = max(0.4 * float(mass_element.get("value", 0.0)) * radius**2, 1e-9)
-        lift = max(floor - e[0], e[2] - e[0] - e[1] + 1e-9, 0.0)
-        for k in ("ixx", "iyy", "izz"):
-            element.set(k, repr(float(v[k] + lift)))
-
-
 def _perturbed_urdf(config: RobotConfig, sim: HumanoidSimConfig) -> str:
     """The URDF's XML without geometry, inertias lifted, masses scaled by the true factors."""
     root = ET.fromstring(_urdf_without_geometry(str(config.urdf)))
-    _lifted_inertias(root, sim.min_gyration_radius)
+    lift_inertias(root, sim.min_gyration_radius)
     rng = np.random.default_rng(sim.mass_seed)
     for link in root.iter("link"):
         inertial = link.find("inertial")
@@ -313,6 +297,9 @@ def _tune_servos(
     """Servo gains kp, kd, capped at M_jj w^2 and 2 M_jj w for w = 2 pi ``servo_max_frequency``;
     returns every joint's capped (kp, kd), which a lifted leg's joints take.
 
+    kp = ``leg_stiffness`` m g h with m g the robot's weight [N] and h the height of its CoM above
+    the soles [m] at the standing pose, kd = ``leg_damping_time`` kp: a robot three times as heavy
+    and twice as tall as another needs six times the stiffness for the same sag and sway.
     M_jj is the joint's inertia at the standing pose: soft enough that a light wrist or neck link
     does not chatter. Leg joints (between the base and a sole) keep kp, kd: in the closed chain of
     the two feet their load and effective inertia are the whole body's, not their link's.
@@ -320,9 +307,13 @@ def _tune_servos(
     data = mujoco.MjData(model)
     data.qpos[:] = qpos
     mujoco.mj_forward(model, data)
+    assert config.floating_base is not None
+    sole_height = np.mean([data.xpos[frame_body(model, config, f)][2] for f in config.floating_base.sole_frames])
+    weight = float(model.body_subtreemass[0]) * float(np.linalg.norm(model.opt.gravity))
+    leg_kp = sim.leg_stiffness * weight * max(float(data.subtree_com[0][2]) - sole_height, 0.0)
+    leg_kd = sim.leg_damping_time * leg_kp
     M = np.zeros((model.nv, model.nv))
     mujoco.mj_fullM(model, data, M)
-    assert config.floating_base is not None
     legs: set[int] = set()  # joints between the base and a sole: in the closed chain, they carry the body
     for frame in config.floating_base.sole_frames:
         body = frame_body(model, config, frame)
@@ -334,7 +325,7 @@ def _tune_servos(
     for name in config.joints:
         joint = model.joint(name).id
         dof = model.jnt_dofadr[joint]
-        kp, kd = sim.kp, sim.kd
+        kp, kd = leg_kp, leg_kd
         if joint not in legs:
             kp, kd = min(kp, M[dof, dof] * w**2), min(kd, 2.0 * M[dof, dof] * w)
         spec.actuator(f"{name}_servo").set_to_position(kp=kp, kv=kd)

@@ -8,7 +8,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from motor_ident.core.floating_base.identification import identify_floating_base, structural_base_parameters
+from motor_ident.core.floating_base.identification import (
+    FloatingIdentification,
+    identify_floating_base,
+    structural_base_parameters,
+)
 from motor_ident.core.floating_base.model import FloatingBaseRegressor
 from motor_ident.core.floating_base.online import OnlineFloatingBase
 from motor_ident.core.floating_base.samples import FloatingSamples, floating_samples
@@ -103,15 +107,20 @@ def _gravity_direction(Q: np.ndarray) -> np.ndarray:
     return np.array([pin.Quaternion(np.asarray(q[3:7])).toRotationMatrix()[2] for q in Q])
 
 
-def test_base_rows_identify_the_true_total_mass(humanoid: tuple[RobotConfig, HumanoidRun]) -> None:
-    """Wrenches and IMU alone: the total mass within 0.3 % of the truth (the URDF is > 1 % off)."""
-    config, run = humanoid
+def base_row_fit(config: RobotConfig, run: HumanoidRun) -> FloatingIdentification:
+    """WLS fit of the run's base rows (wrenches and IMU alone) on the standing robot's base parameters."""
     assert config.floating_base is not None
     regressor, samples = regressor_samples(config, run)
     base = structural_base_parameters(
         regressor, stance=config.floating_base.sole_frames, standing=samples.Q[0], samples=80
     )
-    result = identify_floating_base(regressor, samples.Q, samples.V, samples.A, samples.F, base=base)
+    return identify_floating_base(regressor, samples.Q, samples.V, samples.A, samples.F, base=base)
+
+
+def test_base_rows_identify_the_true_total_mass(humanoid: tuple[RobotConfig, HumanoidRun]) -> None:
+    """Wrenches and IMU alone: the total mass within 0.3 % of the truth (the URDF is > 1 % off)."""
+    config, run = humanoid
+    result = base_row_fit(config, run)
     mass_true = run.theta_true[0::10].sum()
     assert bool(np.all(result.mass.identifiable))
     assert abs(float(result.mass.value) / mass_true - 1.0) < 3e-3
