@@ -116,7 +116,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--single-support",
-        type=int,
+        type=arguments.NON_NEGATIVE_INT,  # the simulator's settings bound it above (HumanoidSimConfig)
         default=0,
         metavar="N",
         help="--floating-base: N single-support phases, alternating feet (each 5 s: CoM over one sole, the other "
