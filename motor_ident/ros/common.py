@@ -122,7 +122,8 @@ def run_node(node_class: Callable[..., Node], args: list[str] | None = None) -> 
     own handlers are not installed), the loop sees it within one ``spin_once`` timeout (0.1 s) and
     tears down in order: a lifecycle node's deactivation (its safe output), executor, node (its DDS
     entities), context. A SIGTERM after the first request abandons the step that blocks; a
-    watchdog dumps the stacks and ends the process before ``ros2 launch`` escalates. rclpy's
+    watchdog, started by the signal itself (even while a callback holds the main thread in C
+    code), dumps the stacks and ends the process before ``ros2 launch`` escalates. rclpy's
     handlers would shut the context down under a running callback ("publisher's context is
     invalid" logged as FATAL) and raise KeyboardInterrupt inside rclpy's C++ argument conversion
     (exit status 1). A configuration error stops the node at start with one log line naming the

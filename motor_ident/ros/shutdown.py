@@ -19,6 +19,17 @@ process before either escalates:
   process still alive (blocked in C code that signals cannot interrupt) exits at once with
   `EXIT_BLOCKED`.
 
+Python runs a signal handler only when the main thread is back in the interpreter: a main thread
+held in C code (a callback blocked in the middle layer, a library call that never returns) would
+never see the request. So the request does not depend on the handler: the signal itself wakes a
+listener thread (`signal.set_wakeup_fd`), which starts the watchdog at once. The watchdog is a
+Python thread too, and a main thread held in C *with the interpreter lock* stops every Python
+thread: the first request therefore also arms `faulthandler`'s C timer, which needs no lock and
+writes every thread's stack and exits the process (code 1) `BACKSTOP_AFTER_S` after the request
+(or a second after ``exit_after``, when that is later).
+A main thread that holds the lock from before the signal arrives stops the listener as well; only
+launch's SIGKILL ends it (what remains: a deadlock inside a library while the node runs).
+
 Only the standard library is imported here: the entry points (`motor_ident.ros.entry_points`)
 install it before the node's heavy imports.
 """
@@ -26,6 +37,7 @@ install it before the node's heavy imports.
 from __future__ import annotations
 
 import faulthandler
+import itertools
 import os
 import signal
 import sys
@@ -40,6 +52,9 @@ EXIT_AFTER_S = 6.0
 """[s] after the first stop request: immediate exit (launch's SIGKILL comes at 15 s, the runner's at 10 s)."""
 NUDGE_EVERY_S = 0.5
 """[s] between the watchdog's SIGTERMs to the main thread (each abandons one blocked step)."""
+BACKSTOP_AFTER_S = 7.5
+"""[s] after the first stop request: `faulthandler`'s C timer writes the stacks and exits (code 1)
+when not even the watchdog thread could run (the runner's SIGKILL comes at 10 s)."""
 EXIT_BLOCKED = 124
 """Exit code of a process the watchdog ended (as timeout(1) reports a command it stopped)."""
 
@@ -73,6 +88,7 @@ class ProcessStop:
         self.stream = stream if stream is not None else sys.stderr
         self.interrupted: list[str] = []  # teardown steps a signal abandoned
         self._first: float | None = None
+        self._claims = itertools.count()  # the first caller of _start_watchdog starts it (thread-safe)
         self._main = threading.main_thread().ident
         self._step: str | None = None  # the teardown step running, if any
 
@@ -80,6 +96,10 @@ class ProcessStop:
         """Handle SIGINT and SIGTERM with this object (main thread only)."""
         signal.signal(signal.SIGINT, self._on_signal)
         signal.signal(signal.SIGTERM, self._on_signal)
+        read, write = os.pipe()
+        os.set_blocking(write, False)  # the C handler must never block on it
+        signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+        threading.Thread(target=self._listen, args=(read,), name="motor_ident stop listener", daemon=True).start()
         return self
 
     def running(self) -> None:
@@ -116,10 +136,27 @@ class ProcessStop:
         if self.phase == "starting" or (again and signum == signal.SIGTERM and self._may_interrupt()):
             raise StopRequested(signum)
 
+    def _listen(self, fd: int) -> None:
+        """Daemon thread: starts the watchdog when SIGINT or SIGTERM arrives, whatever the main thread does."""
+        while True:
+            try:
+                received = os.read(fd, 64)
+            except InterruptedError:
+                continue
+            except OSError:
+                return
+            if not received:
+                return
+            if signal.SIGINT in received or signal.SIGTERM in received:
+                self._start_watchdog()
+
     def _start_watchdog(self) -> None:
-        if self._first is not None:
+        if next(self._claims):
             return
         self._first = time.monotonic()
+        fileno = _fileno(self.stream)
+        if fileno is not None:  # C timer: runs even while the main thread holds the interpreter lock
+            faulthandler.dump_traceback_later(max(BACKSTOP_AFTER_S, self.exit_after + 1.0), exit=True, file=fileno)
         threading.Thread(target=self._watch, name="motor_ident stop watchdog", daemon=True).start()
 
     def _watch(self) -> None:
@@ -144,6 +181,14 @@ class ProcessStop:
             self.stream.flush()
         except (OSError, ValueError):
             pass
+
+
+def _fileno(stream: TextIO) -> int | None:
+    """The file descriptor behind ``stream`` (None for an in-memory stream)."""
+    try:
+        return stream.fileno()
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 _installed: list[ProcessStop] = []

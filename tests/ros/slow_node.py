@@ -1,15 +1,19 @@
 """A node process that blocks where motor_ident's nodes can block: while importing, in its
 constructor or in ``destroy_node``; started through `run_node` as every node entry point is.
 
-    python -m tests.ros.slow_node {import,constructor,destroy,destroy_stubborn} SECONDS [--ros-args ...]
+    python -m tests.ros.slow_node {import,constructor,destroy,destroy_stubborn,callback_c,destroy_c_locked} SECONDS [--ros-args ...]
 
 ``destroy_stubborn`` swallows the signal's `StopRequested` and blocks again (code that catches
-BaseException): only the watchdog's immediate exit ends it. It prints ``blocking in <where>``
-just before it blocks, and ``running`` once it spins.
+BaseException): only the watchdog's immediate exit ends it. ``callback_c`` blocks its running
+timer callback in C code (a mutex wait that signals do not interrupt, the interpreter lock
+released): the main thread never returns to Python to run a signal handler. ``destroy_c_locked``
+blocks ``destroy_node`` in C code holding the interpreter lock: no Python thread runs. It prints
+``blocking in <where>`` just before it blocks, and ``running`` once it spins.
 """
 
 from __future__ import annotations
 
+import ctypes
 import sys
 import time
 
@@ -25,6 +29,21 @@ def block(where: str, seconds: float, *, stubborn: bool = False) -> None:
         except StopRequested:
             if not stubborn:
                 raise
+
+
+class _Timespec(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+def block_in_c(where: str, seconds: float, *, hold_lock: bool) -> None:
+    """Wait ``seconds`` in libc on a mutex this thread holds; with ``hold_lock`` the interpreter
+    lock stays held (ctypes.PyDLL), otherwise it is released (ctypes.CDLL)."""
+    print(f"blocking in {where}", flush=True)
+    libc = ctypes.PyDLL(None) if hold_lock else ctypes.CDLL(None)
+    mutex = ctypes.create_string_buffer(64)  # zeroed: a default mutex (glibc)
+    libc.pthread_mutex_lock(mutex)
+    deadline = time.time() + seconds
+    libc.pthread_mutex_timedlock(mutex, ctypes.byref(_Timespec(int(deadline), int(deadline % 1 * 1e9))))
 
 
 def main() -> None:
@@ -55,9 +74,13 @@ def main() -> None:
             self.ticks += 1
             if self.ticks == 1:
                 print("running", flush=True)
+            elif self.ticks == 3 and where == "callback_c":
+                block_in_c("a callback", seconds, hold_lock=False)
 
         def destroy_node(self) -> None:
-            if where.startswith("destroy"):
+            if where == "destroy_c_locked":
+                block_in_c("destroy_node", seconds, hold_lock=True)
+            elif where.startswith("destroy"):
                 block("destroy_node", seconds, stubborn=where == "destroy_stubborn")
             super().destroy_node()
 

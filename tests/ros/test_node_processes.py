@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import yaml
 
+from motor_ident.ros.shutdown import BACKSTOP_AFTER_S, EXIT_BLOCKED
 from tests.conftest import REPO
 from tests.ros.conftest import Ros
 
@@ -461,19 +462,32 @@ def test_blocked_node_stops_within_bound(tmp_path, where: str, sig: str) -> None
         assert _wait_for(lambda: not any(Path(p).exists() for p in segments), 2.0), sorted(segments)
 
 
-def test_watchdog_ends_a_node_that_swallows_signals(tmp_path) -> None:
-    """A teardown that swallows every signal (code catching BaseException) is ended by the
-    watchdog at EXIT_AFTER_S with EXIT_BLOCKED, saying so, before launch's SIGKILL."""
+# Blocks signals cannot end: (slow_node mode, the line it prints before the signal is sent, exit
+# code, what the log must show). The watchdog's exit is EXIT_BLOCKED (124), faulthandler's C timer's is 1.
+UNINTERRUPTIBLE = {
+    # code that catches BaseException swallows each StopRequested
+    "destroy_stubborn": ("running", EXIT_BLOCKED, "after the stop request: exiting now"),
+    # the main thread never returns to Python: the signal itself starts the watchdog
+    "callback_c": ("blocking in a callback", EXIT_BLOCKED, "after the stop request: exiting now"),
+    # no Python thread runs at all: only the C timer armed at the request ends it
+    "destroy_c_locked": ("running", 1, "Timeout ("),
+}
+
+
+@pytest.mark.parametrize("where", list(UNINTERRUPTIBLE))
+def test_watchdog_ends_a_node_that_signals_cannot_stop(tmp_path, where: str) -> None:
+    """A node blocked where no signal handler can end the block (a teardown that swallows every
+    signal, a callback held in C code, a teardown held in C code with the interpreter lock) is
+    ended by the stop watchdog with its stacks written, before the runner's SIGKILL (10 s)."""
     import subprocess
     import sys
 
-    from motor_ident.ros.shutdown import EXIT_BLOCKED
-
-    log = tmp_path / "stubborn.log"
+    marker, expected_code, says = UNINTERRUPTIBLE[where]
+    log = tmp_path / f"{where}.log"
     before = _existing_fastdds_segments()
     with open(log, "wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "tests.ros.slow_node", "destroy_stubborn", str(BLOCK_S)],
+            [sys.executable, "-m", "tests.ros.slow_node", where, str(BLOCK_S)],
             cwd=REPO,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -481,10 +495,12 @@ def test_watchdog_ends_a_node_that_swallows_signals(tmp_path) -> None:
         )
     segments: set[str] = set()
     try:
-        assert _wait_for(lambda: "running" in log.read_text() or process.poll() is not None, STARTUP_TIMEOUT_S)
+        assert _wait_for(lambda: marker in log.read_text() or process.poll() is not None, STARTUP_TIMEOUT_S)
         segments = _own_fastdds_segments(process.pid, before)
+        start = time.monotonic()
         process.send_signal(signal.SIGINT)
         code = process.wait(timeout=BLOCK_S)
+        seconds = time.monotonic() - start
     finally:
         if process.poll() is None:
             process.kill()
@@ -493,8 +509,9 @@ def test_watchdog_ends_a_node_that_swallows_signals(tmp_path) -> None:
             for leftover in (Path(path), Path(f"{path}_el")):
                 leftover.unlink(missing_ok=True)
     text = log.read_text()
-    assert code == EXIT_BLOCKED, text
-    assert "after the stop request: exiting now" in text, text
+    assert code == expected_code, text
+    assert says in text and " in block" in text, text  # the stacks name the blocked function
+    assert seconds < BACKSTOP_AFTER_S + 2.0, f"{seconds:.1f} s after SIGINT:\n{text}"  # before the runner's SIGKILL
 
 
 def _child_pid(parent: int, name: str) -> int | None:

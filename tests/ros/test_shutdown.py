@@ -14,12 +14,15 @@ from motor_ident.ros.shutdown import ProcessStop, StopRequested
 
 @pytest.fixture
 def stop():
-    """A ProcessStop installed for the test (the watchdog's delays out of reach), handlers restored after."""
+    """A ProcessStop installed for the test (the watchdog's delays out of reach), handlers and
+    wakeup fd restored after."""
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    wakeup_fd = signal.set_wakeup_fd(-1)
     handler = ProcessStop(dump_after=1e6, exit_after=1e6, stream=io.StringIO()).install()
     yield handler
     for sig, old in previous.items():
         signal.signal(sig, old)
+    signal.set_wakeup_fd(wakeup_fd)
 
 
 def test_repeated_sigterm_abandons_the_step_not_the_teardown(stop: ProcessStop) -> None:
