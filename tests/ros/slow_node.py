@@ -1,7 +1,9 @@
 """A node process that blocks where motor_ident's nodes can block: while importing, in its
 constructor or in ``destroy_node``; started through `run_node` as every node entry point is.
 
-    python -m tests.ros.slow_node {import,constructor,destroy,destroy_stubborn,callback_c,destroy_c_locked} SECONDS [--ros-args ...]
+    python -m tests.ros.slow_node WHERE SECONDS [--ros-args ...]
+
+WHERE: import, constructor, destroy, destroy_stubborn, callback_c or destroy_c_locked.
 
 ``destroy_stubborn`` swallows the signal's `StopRequested` and blocks again (code that catches
 BaseException): only the watchdog's immediate exit ends it. ``callback_c`` blocks its running
