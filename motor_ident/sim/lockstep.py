@@ -58,6 +58,15 @@ class LockstepCounts:
     owed: int
     last_wait: float
 
+    def sentence(self) -> str:
+        """One line for a log: states, commands stepped on, timeout steps and what the ledger held."""
+        return (
+            f"{self.states} states published, {self.answered} stepped on their command, "
+            f"{self.timeout_steps} timeout steps (last waited {self.last_wait:.3f} s), "
+            f"{self.stale_commands} stale commands held, {self.lost_commands} lost, {self.extra_commands} extra, "
+            f"{self.start_timeout_steps} timeout steps before the first command"
+        )
+
 
 class CommandLedger:
     """Counts the commands a lockstep simulator is owed and says when to step (ROS-free).

@@ -1,0 +1,91 @@
+"""Lockstep over DDS: sim_robot and a test-side controller that answers some states late and skips one.
+
+The controller answers state k (stamp k / rate_hz) with a joint-0 torque that encodes k; the
+simulator publishes the torque it applied as the next state's effort (no torque noise), so each
+step shows which state's answer it applied. "Late" is an event, not a delay: the answer to state
+k is sent only once state k + 1 arrived, i.e. after the simulator stepped past k on its timeout.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.ros
+
+RATE_HZ = 1000.0
+STEPS = 100
+LATE = (20, 40)  # states answered only after the next state arrived
+SKIPPED = 60  # a state never answered
+SCALE = 1e-3  # N m per state index
+TIMEOUT_S = 0.3  # a spurious timeout on a loaded machine is allowed for below, not assumed away
+
+
+def test_late_and_lost_commands_leave_every_later_command_on_its_own_state(ros) -> None:
+    """Every step applies the answer to the state it stepped from, except the timeout steps (held
+    command); the late answers are held, not stepped on; the diagnostics count them."""
+    import numpy as np
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
+    from motor_ident.ros.sim_robot_node import SimRobotNode
+
+    controller = ros.probe("lockstep_controller")
+    command_pub = controller.create_publisher(Float64MultiArray, "effort_controller/commands", COMMAND_QOS)
+    effort_of: dict[int, float] = {}  # state index -> joint 0's published effort
+    deferred: list[int] = []
+    statuses: list[DiagnosticStatus] = []
+    n_joints: list[int] = []
+
+    def answer(k: int) -> None:
+        command = np.zeros(n_joints[0])
+        command[0] = SCALE * k
+        command_pub.publish(Float64MultiArray(data=command.tolist()))
+
+    def on_state(msg: JointState) -> None:
+        k = round((msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec) * RATE_HZ)
+        if k in effort_of or not n_joints:
+            return
+        effort_of[k] = msg.effort[0]
+        while deferred:
+            answer(deferred.pop())
+        if k in LATE:
+            deferred.append(k)
+        elif k != SKIPPED:
+            answer(k)
+
+    def on_diagnostics(msg: DiagnosticArray) -> None:
+        statuses.extend(s for s in msg.status if s.name == "motor_ident: sim_robot")
+
+    controller.create_subscription(JointState, "joint_states", on_state, STATE_QOS)
+    controller.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 10)
+    sim = ros.add(
+        SimRobotNode,
+        lockstep=True,
+        lockstep_timeout=TIMEOUT_S,
+        duration=STEPS / RATE_HZ,
+        rate_hz=RATE_HZ,
+        torque_noise_std=0.0,
+        diagnostics_period=0.2,
+    )
+    n_joints.append(len(sim.joint_names))
+    assert ros.spin_until(lambda: sim.finished, 60.0), f"{sim.steps} steps"
+    counts = sim.wait.counts()
+    assert ros.spin_until(lambda: statuses and statuses[-1].values[0].value == str(sim.steps), 5.0)
+
+    applied = {k: round(effort_of[k + 1] / SCALE) for k in range(STEPS) if k in effort_of and k + 1 in effort_of}
+    assert len(applied) >= 0.9 * STEPS, sorted(applied)
+    first_answered = next(k for k in sorted(applied) if applied[k] == k)  # before it: the controller starting
+    off = sorted(k for k in applied if k >= first_answered and applied[k] != k)
+    # each intended misstep applied the previous state's answer (held), and no later step is one state late
+    assert {k: applied.get(k) for k in (*LATE, SKIPPED)} == {20: 19, 40: 39, 60: 59}, off
+    assert applied.get(SKIPPED + 1) == SKIPPED + 1, off  # one timeout after the lost command: in step again
+    assert len(off) <= counts.timeout_steps, (off, counts)  # without the ledger: every step after 20 is off
+    assert counts.stale_commands >= 2 and counts.lost_commands >= 1 and counts.timeout_steps >= 4, counts
+
+    last = {kv.key: kv.value for kv in statuses[-1].values}
+    assert int(last["lockstep_timeout_steps"]) == counts.timeout_steps
+    assert int(last["lockstep_stale_commands"]) == counts.stale_commands
+    assert int(last["lockstep_lost_commands"]) == counts.lost_commands
+    assert any(s.level == DiagnosticStatus.WARN and "timeout steps" in s.message for s in statuses)
