@@ -8,13 +8,16 @@ publish, when a command arrives and when their timer fires.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from dataclasses import asdict, fields
+from typing import Any
 
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 from motor_ident.ros.conversions import OK, WARN, publisher_warning
 from motor_ident.sim.lockstep import CommandLedger, LockstepCounts
+
+PREFIX = "lockstep_"  # of the ledger's counts among a simulator's /diagnostics values
 
 # A lockstep simulator's command subscription: RELIABLE (as COMMAND_QOS) with a queue deep enough
 # that a late command and the next one, arriving together, are both counted (a queue of one keeps
@@ -52,7 +55,7 @@ class LockstepWait:
         """Level, message and values for /diagnostics: WARN when timeout steps happened since the last
         status (a slow or lost command), or when the command topic has more than one publisher."""
         counts = self.ledger.counts()
-        values: dict[str, object] = {f"lockstep_{k}": v for k, v in asdict(counts).items()}
+        values: dict[str, object] = {f"{PREFIX}{k}": v for k, v in asdict(counts).items()}
         values["command_publishers"], crowded = publisher_warning(self.node, self.command_topic)
         new = counts.timeout_steps - self._reported_timeouts
         self._reported_timeouts = counts.timeout_steps
@@ -69,3 +72,19 @@ class LockstepWait:
     def stop_line(self) -> str:
         """The node's stop log line."""
         return f"lockstep: {self.ledger.counts().sentence()}"
+
+
+def node_counts(node: Node) -> dict[str, Any] | None:
+    """A simulator node's lockstep counts (`LockstepCounts` as a dict; None when not in lockstep)."""
+    wait = getattr(node, "wait", None)
+    return asdict(wait.counts()) if isinstance(wait, LockstepWait) else None
+
+
+def status_counts(values: dict[str, str]) -> dict[str, Any] | None:
+    """The lockstep counts in a simulator's /diagnostics values (as `node_counts`; None without them)."""
+    if f"{PREFIX}states" not in values:
+        return None
+    return {
+        f.name: float(values[PREFIX + f.name]) if f.type in (float, "float") else int(values[PREFIX + f.name])
+        for f in fields(LockstepCounts)
+    }
