@@ -37,11 +37,13 @@ class LockstepCounts:
     Attributes:
         states: states published (each owes a command).
         answered: commands stepped on (each answered the newest state).
-        timeout_steps: steps with the held command because none came within the timeout, after
-            the first command arrived (those before it wait for the controller to start).
-        start_timeout_steps: timeout steps before any command arrived.
+        timeout_steps: steps with the held command because none came within the timeout, once a
+            command has been stepped on (those before wait for the controller to start).
+        start_timeout_steps: timeout steps before the first command was stepped on.
         stale_commands: commands that answered a superseded state (held, not stepped on).
-        lost_commands: states whose command never came (concluded at a timeout).
+        lost_commands: states whose command never came (concluded at a timeout; not counted for the
+            states published before the first command was stepped on, which the controller may not
+            have heard).
         extra_commands: commands that came when no state was owed (held, not stepped on).
         owed: states published whose command has not arrived yet.
         last_wait: wall time the last timeout step waited since its state was published [s]
@@ -64,7 +66,7 @@ class LockstepCounts:
             f"{self.states} states published, {self.answered} stepped on their command, "
             f"{self.timeout_steps} timeout steps (last waited {self.last_wait:.3f} s), "
             f"{self.stale_commands} stale commands held, {self.lost_commands} lost, {self.extra_commands} extra, "
-            f"{self.start_timeout_steps} timeout steps before the first command"
+            f"{self.start_timeout_steps} timeout steps while the controller started"
         )
 
 
@@ -125,15 +127,16 @@ class CommandLedger:
         if self.owed == 0 or now - self._waiting_since < self.timeout:
             return False
         self._last_wait = now - self._published_at
-        if self.received == 0:
+        starting = self._answered == 0  # the first states go out before the controller listens
+        if starting:
             self._start_timeout_steps += 1
         else:
             self._timeout_steps += 1
         if self._stale_in_wait:
             # the controller answered, then fell silent: the last command answers the newest state, so
-            # the states counted before it were never answered
+            # the states counted before it were never answered (unheard, while starting)
             self._stale -= 1
-            self._lost += self.owed
+            self._lost += 0 if starting else self.owed
             self._answered += 1
             self.owed = 0
         return True

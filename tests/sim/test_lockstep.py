@@ -162,7 +162,7 @@ def test_timeouts_before_the_first_command_count_as_start() -> None:
     loop.answer(2)
     assert loop.steps == [(0, None), (1, 1), (2, 2)]
     counts = loop.ledger.counts()
-    assert (counts.start_timeout_steps, counts.timeout_steps, counts.lost_commands) == (1, 1, 1)
+    assert (counts.start_timeout_steps, counts.timeout_steps, counts.lost_commands) == (2, 0, 0)
 
 
 def test_timeout_must_be_positive() -> None:
