@@ -1,4 +1,5 @@
-"""Lockstep over DDS: sim_robot and a test-side controller that answers some states late and skips one.
+"""Lockstep over DDS: a simulator (sim_robot, elastic_sim) and a test-side controller that answers
+some states late and skips one.
 
 The controller answers state k (stamp k / rate_hz) with a joint-0 torque that encodes k; the
 simulator publishes the torque it applied as the next state's effort (no torque noise), so each
@@ -20,9 +21,17 @@ SCALE = 1e-3  # N m per state index
 TIMEOUT_S = 0.3  # a spurious timeout on a loaded machine is allowed for below, not assumed away
 
 
-def test_late_and_lost_commands_leave_every_later_command_on_its_own_state(ros) -> None:
+SIMULATORS = {  # node -> (class, parameters beyond the lockstep ones)
+    "sim_robot": ("motor_ident.ros.sim_robot_node:SimRobotNode", {"rate_hz": RATE_HZ, "torque_noise_std": 0.0}),
+    "elastic_sim": ("motor_ident.ros.elastic_sim_node:ElasticSimNode", {"rate_hz": RATE_HZ}),
+}
+
+
+@pytest.mark.parametrize("simulator", sorted(SIMULATORS))
+def test_late_and_lost_commands_leave_every_later_command_on_its_own_state(ros, simulator: str) -> None:
     """Every step applies the answer to the state it stepped from, except the timeout steps (held
     command); the late answers are held, not stepped on; the diagnostics count them."""
+    import importlib
     from dataclasses import asdict
 
     import numpy as np
@@ -32,7 +41,10 @@ def test_late_and_lost_commands_leave_every_later_command_on_its_own_state(ros) 
 
     from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
     from motor_ident.ros.lockstep import status_counts
-    from motor_ident.ros.sim_robot_node import SimRobotNode
+
+    path, parameters = SIMULATORS[simulator]
+    module, name = path.split(":")
+    node_class = getattr(importlib.import_module(module), name)
 
     controller = ros.probe("lockstep_controller")
     command_pub = controller.create_publisher(Float64MultiArray, "effort_controller/commands", COMMAND_QOS)
@@ -59,21 +71,20 @@ def test_late_and_lost_commands_leave_every_later_command_on_its_own_state(ros) 
             answer(k)
 
     def on_diagnostics(msg: DiagnosticArray) -> None:
-        statuses.extend(s for s in msg.status if s.name == "motor_ident: sim_robot")
+        statuses.extend(s for s in msg.status if s.name == f"motor_ident: {simulator}")
 
     controller.create_subscription(JointState, "joint_states", on_state, STATE_QOS)
     controller.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 10)
     sim = ros.add(
-        SimRobotNode,
+        node_class,
         lockstep=True,
         lockstep_timeout=TIMEOUT_S,
         duration=STEPS / RATE_HZ,
-        rate_hz=RATE_HZ,
-        torque_noise_std=0.0,
         diagnostics_period=0.2,
+        **parameters,
     )
-    n_joints.append(len(sim.joint_names))
-    assert ros.spin_until(lambda: sim.finished, 60.0), f"{sim.steps} steps"
+    n_joints.append(len(sim.joints if simulator == "elastic_sim" else sim.joint_names))
+    assert ros.spin_until(lambda: sim.finished, 60.0), sim.wait.counts()
 
     def reported() -> dict | None:  # the last status's counts, as a run's summary reads them
         return status_counts({kv.key: kv.value for kv in statuses[-1].values}) if statuses else None
