@@ -23,6 +23,7 @@ from pathlib import Path
 from motor_ident.commands import arguments
 from motor_ident.commands.common import write_json
 from motor_ident.commands.monitor import add_monitor_arguments, monitor_overrides
+from motor_ident.sim.lockstep import LockstepCounts
 from motor_ident.sim.mujoco_config import ENGINES
 
 DEMO_ENGINE = "mujoco"
@@ -120,6 +121,9 @@ def _run(args: argparse.Namespace, *, scenario: str, demo: bool) -> int:
             f"({100.0 * (1.0 - after / before):.0f} % lower)"
         )
     console.print(f"commands published: {summary['commands_published']}, non-finite: {summary['nonfinite_commands']}")
+    for node, counts in summary["lockstep"].items():
+        colour = "yellow" if counts["timeout_steps"] else "green"
+        console.print(f"[{colour}]{node} lockstep[/{colour}]: {LockstepCounts(**counts).sentence()}", highlight=False)
     if summary["command_step_max_at_switch"] is not None:
         console.print(
             f"largest command step: {summary['command_step_max_at_switch']:.4f} N m while switching to the "

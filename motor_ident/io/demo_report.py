@@ -42,6 +42,8 @@ class RunResult:
 
     ``settings``: node name -> setting name -> the value the run used, for every node it started
     (the identifier's ``r2_threshold`` and the excitation's ``ramp_time`` shape the report).
+    ``lockstep``: simulator node name -> its lockstep counts (`motor_ident.sim.lockstep.LockstepCounts`
+    as a dict), for the simulators that ran in lockstep.
     """
 
     scenario: str
@@ -52,6 +54,7 @@ class RunResult:
     recording: Recording
     identifier_summary: dict[str, object]
     settings: Mapping[str, Mapping[str, Any]]
+    lockstep: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def setting(self, node: str, name: str) -> Any:
         """The value of setting ``name`` of ``node`` in this run (None when the run did not start it)."""
@@ -121,6 +124,7 @@ def summarize(result: RunResult, *, settle: float = 1.0) -> dict[str, Any]:
         "nonfinite_commands": rec.nonfinite_commands,
         "dropped_samples": summary["dropped_samples"],
         "recorder_dropped_messages": {topic: dict(counts) for topic, counts in rec.dropped.items()},
+        "lockstep": {node: dict(counts) for node, counts in result.lockstep.items()},
         "settings": {
             node: {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
             for node, values in result.settings.items()

@@ -9,15 +9,17 @@ inertia scaled by ``load_scale`` (Xin et al.'s robustness test uses 0.5 and 1.5)
 - publishes ``joint_states`` (link encoder: position, velocity by backward difference, effort =
   motor torque) and ``motor_states`` (motor encoder divided by the gear ratio, i.e. link-side
   referred; names ``motor_names``), each step;
-- steps on a wall timer at ``rate_hz``, or with ``lockstep`` once per command received (a
-  deterministic closed loop as fast as the machine allows; it publishes the first states itself,
-  and steps with the held command when none arrives within ``lockstep_timeout``);
-- reports counts, dropped commands and the true link velocity's ripple in ``/diagnostics``.
+- steps on a wall timer at ``rate_hz``, or with ``lockstep`` once per command answering the newest
+  state (a deterministic closed loop as fast as the machine allows; it republishes the first state
+  until a command arrives, and steps with the held command when none arrives within
+  ``lockstep_timeout``). Commands carry no stamp: the node counts the states it is owed a command
+  for (`motor_ident.sim.lockstep.CommandLedger`), holds the late answer to a state it stepped past
+  without stepping on it, and so stays in step;
+- reports counts, dropped commands, the lockstep ledger (WARN after timeout steps) and the true
+  link velocity's ripple in ``/diagnostics``, and the counts in its stop log line.
 """
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
@@ -29,6 +31,7 @@ from motor_ident.errors import ConfigError, MotorIdentError
 from motor_ident.papers.xin.bench import xin_bench_parameters
 from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, run_node
 from motor_ident.ros.conversions import OK, WARN, InputDrops, array_values, make_joint_state, make_status
+from motor_ident.ros.lockstep import LOCKSTEP_COMMAND_QOS, LockstepWait
 from motor_ident.ros.parameters import declare_settings
 from motor_ident.scenario.nodes import ElasticSimSettings, motor_names_of
 from motor_ident.sim.elastic import ElasticJointBench, EncoderConfig
@@ -45,7 +48,6 @@ class ElasticSimNode(Node):
         self.rate_hz = settings.rate_hz
         self.lockstep = settings.lockstep
         self.lockstep_timeout = settings.lockstep_timeout
-        self._awaiting_since = time.monotonic()  # wall time of the last published state
         self.duration = settings.duration
         load_scale = settings.load_scale
         ripple = settings.ripple_amplitude
@@ -65,7 +67,9 @@ class ElasticSimNode(Node):
         self.state_pub = self.create_publisher(JointState, "joint_states", STATE_QOS)
         self.motor_pub = self.create_publisher(JointState, "motor_states", STATE_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.create_subscription(Float64MultiArray, "effort_controller/commands", self._on_command, COMMAND_QOS)
+        qos = LOCKSTEP_COMMAND_QOS if self.lockstep else COMMAND_QOS
+        sub = self.create_subscription(Float64MultiArray, "effort_controller/commands", self._on_command, qos)
+        self.wait = LockstepWait(self, self.lockstep_timeout, sub.topic_name) if self.lockstep else None
         if not self.lockstep:
             self.create_timer(1.0 / self.rate_hz, self._step)
         else:
@@ -85,15 +89,17 @@ class ElasticSimNode(Node):
         else:
             self.torque = values
             self.counts["commands"] += 1
-        if self.lockstep:
-            self._step()
+            if self.wait is not None and self.wait.command():
+                self._step()
 
     def _lockstep_watchdog(self) -> None:
-        """Lockstep: republish the states until the controller answers (discovery takes a moment);
-        then, when a command is lost, step with the held one after ``lockstep_timeout``."""
+        """Lockstep: republish the first state until the controller answers (discovery takes a
+        moment); then, when no command comes within ``lockstep_timeout``, step with the held one."""
+        if self.wait is None:
+            return
         if self.counts["commands"] == 0:
             self._publish()
-        elif time.monotonic() - self._awaiting_since >= self.lockstep_timeout:
+        elif self.wait.due():
             self._step()
 
     def _step(self) -> None:
@@ -106,9 +112,12 @@ class ElasticSimNode(Node):
         if self.duration > 0.0 and self.t >= self.duration:
             self.finished = True
         self._publish()
+        if self.finished:
+            self._diagnostics()  # the final counts, for a run that ends here
 
     def _publish(self) -> None:
-        self._awaiting_since = time.monotonic()
+        if self.wait is not None:
+            self.wait.published()
         readings = [bench.measure() for bench in self.benches]
         t = self.t
         link = make_joint_state(
@@ -138,14 +147,22 @@ class ElasticSimNode(Node):
             "sim_time": self.t,
             "link_velocity_std_last_s": float(np.std(tail)) if tail else 0.0,
         }
-        level = WARN if self.last_problem else OK
-        msg.status = [
-            make_status(
-                "motor_ident: elastic_sim", ",".join(self.joints), level, self.last_problem or "running", values
-            )
-        ]
+        level, message = (WARN, self.last_problem) if self.last_problem else (OK, "running")
+        if self.wait is not None:
+            wait_level, wait_message, wait_values = self.wait.status()
+            values.update(wait_values)
+            if wait_level == WARN or level == OK:
+                level, message = wait_level, wait_message
+        msg.status = [make_status("motor_ident: elastic_sim", ",".join(self.joints), level, message, values)]
         self.diag_pub.publish(msg)
         self.last_problem = ""
+
+    def destroy_node(self) -> None:
+        """Log the run's counts, then destroy."""
+        counts = f"{self.counts['steps']} steps, {self.counts['commands']} commands, {self.drops.total} dropped"
+        lockstep = f"; {self.wait.stop_line()}" if self.wait is not None else ""
+        self.get_logger().info(f"stopping at t = {self.t:.3f} s: {counts}{lockstep}")
+        super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> None:

@@ -29,6 +29,7 @@ from motor_ident.ros.conversions import (
     joint_state_arrays,
     stamp_to_seconds,
 )
+from motor_ident.ros.lockstep import status_counts
 
 FloatArray = NDArray[np.float64]
 
@@ -124,9 +125,12 @@ class RunWatcher(Node):
     R^2, condition number, reason and dropped samples of the summary may be that old), the last it
     published; its parameter names from its ``parameter_names`` parameter. The simulated time on
     /clock (RELIABLE, so the last stamp arrives even where the last best-effort state does not).
+    The lockstep counts in the simulators' /diagnostics (they publish them once more when their
+    ``duration`` is reached).
     """
 
     IDENTIFIER_STATUS = "motor_ident: identifier"
+    SIMULATOR_STATUSES = {"motor_ident: sim_robot": "sim_robot", "motor_ident: elastic_sim": "elastic_sim"}
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("motor_ident_run_watcher", **kwargs)
@@ -137,6 +141,7 @@ class RunWatcher(Node):
         self.values: dict[str, str] = {}
         self.parameter_names: list[str] = []
         self.clock = 0.0
+        self.lockstep: dict[str, dict[str, Any]] = {}  # simulator node -> its lockstep counts
         self._names_future: Any = None
         self.create_subscription(Clock, "/clock", self._on_clock, 10)
         self.create_subscription(Bool, "identifier/gate_open", self._on_gate, LATCHED_QOS)
@@ -162,6 +167,10 @@ class RunWatcher(Node):
             if status.name == self.IDENTIFIER_STATUS:
                 self.reason = status.message
                 self.values = {kv.key: kv.value for kv in status.values}
+            elif status.name in self.SIMULATOR_STATUSES:
+                counts = status_counts({kv.key: kv.value for kv in status.values})
+                if counts is not None:
+                    self.lockstep[self.SIMULATOR_STATUSES[status.name]] = counts
 
     def poll_parameter_names(self) -> bool:
         """Ask the identifier for its ``parameter_names`` once its parameter service is up (the

@@ -38,6 +38,7 @@ from motor_ident.errors import ConfigError
 from motor_ident.io.demo_report import RunResult
 from motor_ident.ros.common import NODE_EXECUTOR, make_executor
 from motor_ident.ros.lifecycle import ManagedNode, activate, configure, managing
+from motor_ident.ros.lockstep import node_counts
 from motor_ident.ros.processes import (
     NodeProcess,
     ProcessRunResult,
@@ -279,6 +280,7 @@ def _run_in_process(plan: _Plan, progress: Callable[[RunResult], None] | None) -
                 recording=recorder.data,
                 identifier_summary=no_identifier_summary() if identifier is None else identifier_summary(identifier),
                 settings=plan.settings,
+                lockstep={n: c for n in plan.simulators if (c := node_counts(nodes[n])) is not None},
             )
 
         def finished() -> bool:
@@ -356,6 +358,7 @@ def _run_as_processes(
                 recording=recorder.data,
                 identifier_summary=watcher.summary() if "identifier" in plan.nodes else no_identifier_summary(),
                 settings=plan.settings,
+                lockstep=dict(watcher.lockstep),
                 log_dir=log_dir,
                 processes=[child.report() for child in children],
             )

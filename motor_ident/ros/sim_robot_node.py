@@ -27,14 +27,19 @@ Two ways to run:
 - ``lockstep: false``: a wall timer steps at ``rate_hz`` (real time), holding the last command.
 - ``lockstep: true``: after each published state the node waits for the controller's command
   and steps as soon as it arrives (faster than real time, deterministic); if none arrives within
-  ``lockstep_timeout`` of wall time it steps with the held command.
+  ``lockstep_timeout`` of wall time it steps with the held command. Commands carry no stamp, so
+  the node counts the states it is owed a command for (`motor_ident.sim.lockstep.CommandLedger`):
+  the late answer to a state it stepped past is held, not stepped on, and the loop stays in step.
+
+``/diagnostics`` (status ``motor_ident: sim_robot``) has the counts of steps, commands and rejected
+commands and, in lockstep, the ledger's counts: WARN when timeout steps happened since the last
+status. The stop log line has the same counts.
 """
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
@@ -43,7 +48,8 @@ from std_msgs.msg import Float64MultiArray
 
 from motor_ident.errors import ConfigError
 from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, load_robot, run_node
-from motor_ident.ros.conversions import array_values, make_joint_state, seconds_to_stamp
+from motor_ident.ros.conversions import OK, WARN, array_values, make_joint_state, make_status, seconds_to_stamp
+from motor_ident.ros.lockstep import LOCKSTEP_COMMAND_QOS, LockstepWait
 from motor_ident.ros.parameters import declare_settings
 from motor_ident.scenario.nodes import SimRobotSettings
 from motor_ident.sim.engines import make_plant
@@ -89,16 +95,20 @@ class SimRobotNode(Node):
             else None
         )
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if self.settings.publish_clock else None
+        qos = LOCKSTEP_COMMAND_QOS if self.lockstep else COMMAND_QOS
         if self.command_interface == "pwm":
-            self.create_subscription(Float64MultiArray, "pwm_controller/commands", self._on_pwm, COMMAND_QOS)
+            sub = self.create_subscription(Float64MultiArray, "pwm_controller/commands", self._on_pwm, qos)
         else:
-            self.create_subscription(Float64MultiArray, "effort_controller/commands", self._on_effort, COMMAND_QOS)
+            sub = self.create_subscription(Float64MultiArray, "effort_controller/commands", self._on_effort, qos)
+        self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.rejected_commands = 0
-        self.commands_applied = 0
+        self.commands_applied = 0  # valid commands held (in lockstep, stepped on or not)
         self.steps = 0
-        self._awaiting_since = time.monotonic()
-        period = self.lockstep_timeout if self.lockstep else 1.0 / plant_config.rate_hz
+        self.wait = LockstepWait(self, self.lockstep_timeout, sub.topic_name) if self.lockstep else None
+        # lockstep: check the wait often enough to step within ~1.5 lockstep_timeout of the last state or command
+        period = min(0.05, 0.5 * self.lockstep_timeout) if self.lockstep else 1.0 / plant_config.rate_hz
         self.timer = self.create_timer(period, self._on_timer)
+        self.create_timer(self.settings.diagnostics_period, self._diagnostics)
         self._publish()
         self.get_logger().info(
             f"simulating {config.name} ({len(self.joint_names)} joints) with {plant_config.engine} at "
@@ -133,11 +143,11 @@ class SimRobotNode(Node):
 
     def _applied(self) -> None:
         self.commands_applied += 1
-        if self.lockstep:
+        if self.wait is not None and self.wait.command():
             self._advance()
 
     def _on_timer(self) -> None:
-        if not self.lockstep or time.monotonic() - self._awaiting_since >= self.lockstep_timeout:
+        if self.wait is None or self.wait.due():
             self._advance()
 
     def _advance(self) -> None:
@@ -146,6 +156,33 @@ class SimRobotNode(Node):
         self.sim.step()
         self.steps += 1
         self._publish()
+        if self.finished:
+            self._diagnostics()  # the final counts, for a run that ends here
+
+    def _diagnostics(self) -> None:
+        values: dict[str, object] = {
+            "steps": self.steps,
+            "commands": self.commands_applied,
+            "rejected_commands": self.rejected_commands,
+            "sim_time": self.sim.t,
+        }
+        level, message = (WARN, "rejected commands") if self.rejected_commands else (OK, "running")
+        if self.wait is not None:
+            wait_level, wait_message, wait_values = self.wait.status()
+            values.update(wait_values)
+            if wait_level == WARN or level == OK:
+                level, message = wait_level, wait_message
+        msg = DiagnosticArray()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.status = [make_status("motor_ident: sim_robot", ",".join(self.joint_names), level, message, values)]
+        self.diag_pub.publish(msg)
+
+    def destroy_node(self) -> None:
+        """Log the run's counts, then destroy."""
+        counts = f"{self.steps} steps, {self.commands_applied} commands, {self.rejected_commands} rejected"
+        lockstep = f"; {self.wait.stop_line()}" if self.wait is not None else ""
+        self.get_logger().info(f"stopping at t = {self.sim.t:.3f} s: {counts}{lockstep}")
+        super().destroy_node()
 
     def _publish(self) -> None:
         m = self.sim.measure()
@@ -157,7 +194,8 @@ class SimRobotNode(Node):
         self.motor_pub.publish(make_joint_state(self.motor_names, m.t, m.motor_position, m.motor_velocity, effort))
         if self.wrench_pub is not None:
             self._publish_wrench(m.t, m.q, m.qd)
-        self._awaiting_since = time.monotonic()
+        if self.wait is not None:
+            self.wait.published()
 
     def _publish_wrench(self, t: float, q: np.ndarray, qd: np.ndarray) -> None:
         w = self.sensors.wrench(q, qd, getattr(self.sim, "qdd", np.zeros_like(q)))

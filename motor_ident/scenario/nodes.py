@@ -72,9 +72,14 @@ class SimRobotSettings:
 
     robot: str = _robot()
     plant: PlantConfig = inline(PlantConfig)
-    lockstep: bool = setting(False, "step when a command arrives (faster than real time)")
+    lockstep: bool = setting(False, "step when the command answering the newest state arrives (faster than real time)")
     lockstep_timeout: float = setting(
-        0.1, "lockstep: wall time to wait for a command (> an SDP check)", unit="s", low=0.0, open=(True, False)
+        0.1,
+        "lockstep: wall time without a command before stepping with the held one (> an SDP check); "
+        "a command arriving later is held, not stepped on",
+        unit="s",
+        low=0.0,
+        open=(True, False),
     )
     duration: float = setting(0.0, "stop stepping after this simulated time (0: never)", unit="s", low=0.0)
     publish_clock: bool = setting(True, "publish /clock with the simulated time")
@@ -82,6 +87,7 @@ class SimRobotSettings:
         ("",), "joint order of published states ([''] = config order)", demo=True
     )
     sensors: SimSensorSettings = inline(SimSensorSettings)
+    diagnostics_period: float = _diagnostics_period()
 
 
 @dataclass(frozen=True)
@@ -325,10 +331,11 @@ class ElasticSimSettings:
     joints: tuple[str, ...] = _joints()
     motor_names: tuple[str, ...] = _motor_names()
     rate_hz: float = setting(1000.0, "physics and state rate", unit="Hz", low=0.0, high=1e5, open=(True, False))
-    lockstep: bool = setting(False, "step once per command instead of on a wall timer")
+    lockstep: bool = setting(False, "step once per command answering the newest state instead of on a wall timer")
     lockstep_timeout: float = setting(
         0.1,
-        "lockstep: wall time to wait for a command before stepping with the held one",
+        "lockstep: wall time without a command before stepping with the held one; a command arriving "
+        "later is held, not stepped on",
         unit="s",
         low=0.0,
         open=(True, False),

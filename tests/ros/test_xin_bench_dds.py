@@ -84,6 +84,5 @@ def test_lockstep_steps_with_the_held_command_when_one_is_lost() -> None:
         assert sim.counts["steps"] == 1
         sim._lockstep_watchdog()  # within the timeout: still waiting
         assert sim.counts["steps"] == 1
-        sim._awaiting_since -= 1.0  # the next command is lost
-        sim._lockstep_watchdog()
-        assert sim.counts["steps"] == 2 and sim.torque[0] == 3.0
+        assert ros.spin_until(lambda: sim.counts["steps"] == 2, 10.0)  # the next command is lost
+        assert sim.torque[0] == 3.0 and sim.wait.counts().timeout_steps == 1
