@@ -89,14 +89,14 @@ def provenance(config: RobotConfig, files: Mapping[str, str | Path | None]) -> d
 
 def acceptance_limits(config: RobotConfig, max_rre: str | None, min_r2: str | None) -> Any:
     """Limits from the command line, else the robot YAML's ``acceptance:`` block, else the default."""
-    import yaml
-
     from motor_ident.core.estimation.validation import AcceptanceLimits, parse_limits
     from motor_ident.errors import ConfigError
+    from motor_ident.schema import read_yaml
 
     block: Any = {}
     if config.source is not None and config.source.suffix.lower() in (".yaml", ".yml"):
-        block = (yaml.safe_load(config.source.read_text()) or {}).get("acceptance") or {}
+        doc = read_yaml(config.source)
+        block = (doc.get("acceptance") if isinstance(doc, Mapping) else None) or {}
     if not isinstance(block, Mapping):
         raise ConfigError(f"{config.source}: acceptance = {block!r}: expected {{max_rre: ..., min_r2: ...}}")
 

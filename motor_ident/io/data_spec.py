@@ -35,13 +35,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from motor_ident.core.estimation.signals import Differentiation
 from motor_ident.errors import ConfigError, DataError
 from motor_ident.io.data import JointRecord, record_from_columns
 from motor_ident.io.preprocess import KeepRange, Preparation
-from motor_ident.schema import require_mapping
+from motor_ident.schema import read_yaml, require_mapping
 
 FORMAT_VERSION = 1
 DEG = math.pi / 180.0
@@ -280,13 +279,7 @@ def load_spec(path: str | Path) -> DataSpec:
     """
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ConfigError(f"data spec {path}: cannot read: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"data spec {path}: not valid YAML: {exc}") from None
-    try:
-        return spec_from_dict(doc, path)
+        return spec_from_dict(read_yaml(path), path)
     except ConfigError as exc:
         raise ConfigError(f"data spec {path}: {exc}") from None
 

@@ -1,0 +1,229 @@
+"""Bad YAML files given to motor-ident, found by a fuzzer: exit 0 with a valid output, or exit 2 with one line.
+
+Every command option that reads a YAML file is driven with damaged copies of a good file: empty,
+not YAML, not UTF-8, a list or a scalar instead of a mapping, a key removed, an unknown key added,
+a key written twice, and any value replaced by a wrong type, NaN, Inf, a huge, negative or zero
+number. The files: robot configs (``synth --robot``), data specs (``identify --spec``), parameter
+files (``validate PARAMS``, ``identify --drive-gains``), scenario parameter files (``run FILE``),
+fleet robot maps (``fleet identify --robot-map``) and excitation trajectories (``reproduce
+--trajectory``). A refusal is one line on stderr naming the file and, for a damaged key, the key.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from motor_ident.io.data import load_record
+from tests.commands.test_bad_input import FUZZ, assert_refused_cleanly, run_cli
+
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")  # an overflow printed on stderr is not one line
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE = settings(FUZZ, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+Path_ = tuple[str | int, ...]  # keys and list indices from the document's root to a value
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One way a YAML file arrives damaged: what it is (shown when a case fails), the file's bytes,
+    and the keys a refusal should name (empty: any message naming the file will do)."""
+
+    what: str
+    data: bytes
+    keys: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return self.what
+
+
+def _paths(doc: Any, prefix: Path_ = ()) -> Iterator[Path_]:
+    """Every key path of a parsed YAML document (mappings and lists), depth first."""
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
+    for key, value in items:
+        yield (*prefix, key)
+        yield from _paths(value, (*prefix, key))
+
+
+def _replaced(doc: Any, path: Path_, value: Any, *, delete: bool = False) -> Any:
+    """A copy of ``doc`` with the value at ``path`` replaced by ``value`` (or deleted)."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(doc, dict):
+        out: Any = {k: (_replaced(v, rest, value, delete=delete) if k == head else v) for k, v in doc.items()}
+        if delete and not rest:
+            del out[head]
+        return out
+    items = [(_replaced(v, rest, value, delete=delete) if i == head else v) for i, v in enumerate(doc)]
+    return [v for i, v in enumerate(items) if not (delete and not rest and i == head)]
+
+
+def _dump(doc: Any) -> bytes:
+    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, width=1000).encode()
+
+
+def _named(path: Path_) -> tuple[str, ...]:
+    """The keys of a path a message may name (list indices are named by the key that holds the list)."""
+    return tuple(str(k) for k in path if isinstance(k, str))
+
+
+BAD_VALUES: list[Any] = [
+    "abc",
+    "",
+    [],
+    {},
+    [1.0, "x"],
+    {"a": 1},
+    True,
+    None,
+    math.nan,
+    math.inf,
+    -math.inf,
+    1e308,
+    -1e308,
+    1e-320,
+    -1.0,
+    -1,
+    0,
+    0.0,
+    10**30,
+]
+NOT_YAML = [b"key: [unclosed", b"a: b: c", b"\t- x", b"{", b"x:\n  - 1\n y: 2", b"- a\nb: c", b"%YAML 9.9\n---\na: 1"]
+
+
+def edits(base: Any) -> st.SearchStrategy[Edit]:
+    """Damaged versions of the YAML document ``base`` (a parsed mapping)."""
+    paths = list(_paths(base))
+    lines = [
+        i
+        for i, line in enumerate(_dump(base).decode().splitlines())
+        if ":" in line and not line.lstrip().startswith("-")
+    ]
+
+    def value(path: Path_, bad: Any) -> Edit:
+        return Edit(f"{'.'.join(map(str, path))} = {bad!r}", _dump(_replaced(base, path, bad)), _named(path))
+
+    def removed(path: Path_) -> Edit:
+        return Edit(
+            f"{'.'.join(map(str, path))} removed", _dump(_replaced(base, path, None, delete=True)), _named(path)
+        )
+
+    def unknown(path: Path_) -> Edit:
+        changed = _replaced(base, path, {**_at(base, path), "not_a_setting": 1.0})
+        return Edit(f"{'.'.join(map(str, path)) or 'top level'}: unknown key", _dump(changed), ("not_a_setting",))
+
+    def twice(index: int) -> Edit:
+        text = _dump(base).decode().splitlines()
+        line = text[index]
+        key = line.split(":", 1)[0].strip()
+        return Edit(
+            f"key {key!r} written twice (line {index + 1})",
+            "\n".join(text[: index + 1] + text[index:]).encode() + b"\n",
+            (key,),
+        )
+
+    mappings = [()] + [p for p in paths if isinstance(_at(base, p), dict)]
+    return st.one_of(
+        st.just(Edit("undamaged", _dump(base))),
+        st.just(Edit("empty", b"")),
+        st.sampled_from(NOT_YAML).map(lambda b: Edit(f"not YAML: {b!r}", b)),
+        st.just(Edit("not UTF-8", b"robot:\n  name: \xff\xfe\n")),
+        st.sampled_from([[1, 2], ["robot"], 42, "just text", 3.5, True]).map(
+            lambda v: Edit(f"top level {v!r}", _dump(v))
+        ),
+        st.builds(value, st.sampled_from(paths), st.sampled_from(BAD_VALUES)),
+        st.sampled_from(paths).map(removed),
+        st.sampled_from(mappings).map(unknown),
+        st.sampled_from(lines).map(twice),
+    )
+
+
+def _at(doc: Any, path: Path_) -> Any:
+    for key in path:
+        doc = doc[key]
+    return doc
+
+
+class Accepted(Exception):  # noqa: N818 - not an error: the command got past reading its files
+    """Raised in place of the work a command does after it has read and checked its files."""
+
+
+@contextmanager
+def stopped_after_reading(target: str) -> Iterator[None]:
+    """``target`` (a dotted name the command calls once its files are read) raises `Accepted`."""
+    with mock.patch(target, side_effect=Accepted):
+        yield
+
+
+def check_outcome(
+    edit: Edit,
+    argv: list[str],
+    file: Path,
+    outputs: list[Path],
+    valid: Callable[[], None],
+    run: Callable[[], tuple[int, str]] | None = None,
+) -> None:
+    """Exit 0 and ``valid()`` passes, or exit 2 with one line naming ``file`` (and a damaged key) and no output."""
+    try:
+        code, err = (run or (lambda: run_cli(argv)))()
+    except Accepted:
+        event(f"{argv[0]}: files accepted")
+        valid()
+        return
+    if code == 0:
+        event(f"{argv[0]}: exit 0")
+        valid()
+        return
+    assert_refused_cleanly(code, err, argv, outputs)
+    line = err.strip()
+    assert file.name in line, (edit, line)
+    if edit.keys:
+        assert any(key in line for key in edit.keys), (edit, line)
+
+
+def _yaml(path: Path) -> Any:
+    return yaml.safe_load(path.read_text())
+
+
+ROBOTS = ["szabo_3dof", "valkyrie_arm", "icub_torso", "ur5_currents"]
+
+
+def _robot_doc(name: str) -> Any:
+    """A shipped robot config with its URDF path made absolute (the damaged copy lives elsewhere)."""
+    doc = _yaml(REPO / "config" / f"{name}.yaml")
+    doc["robot"]["urdf"] = str(REPO / "config" / doc["robot"]["urdf"])
+    return doc
+
+
+@FUZZ
+@given(data=st.data(), robot=st.sampled_from(ROBOTS))
+def test_synth_reads_a_damaged_robot_config_or_refuses_it(data: st.DataObject, robot: str) -> None:
+    """``synth --robot FILE``: a record with finite q and torque, or exit 2 naming the file and the key."""
+    edit = data.draw(edits(_robot_doc(robot)), label="edit")
+    with tempfile.TemporaryDirectory() as tmp:
+        config, out = Path(tmp) / "robot.yaml", Path(tmp) / "record.npz"
+        config.write_bytes(edit.data)
+        argv = ["synth", "--robot", str(config), "--duration", "0.5", "--rate", "50", "--out", str(out)]
+
+        def valid() -> None:
+            record = load_record(out)
+            measured = (
+                [record.tau] if record.tau_measured else [x for x in (record.current, record.pwm) if x is not None]
+            )
+            assert record.t.size == 25 and np.all(np.isfinite(record.q)) and measured, edit
+            assert all(np.all(np.isfinite(x)) for x in measured), edit
+
+        check_outcome(edit, argv, config, [out], valid)
