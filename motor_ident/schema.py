@@ -321,6 +321,23 @@ def _refuse_duplicate_keys(node: yaml.Node | None, path: Path) -> None:
             stack.extend(current.value)
 
 
+def config_number(value: Any, key: str, *, largest: float) -> float:
+    """A number read from a YAML file, as a float: not a boolean (YAML's ``true`` is no number) and
+    0 or of magnitude within ``1 / largest`` ... ``largest`` (beyond, products such as a gear ratio
+    squared or a torque divided by a gain overflow).
+
+    Raises:
+        ConfigError: ``key = value: expected ...``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{key} = {value!r}: expected a number")
+    if not (value == 0 or 1.0 / largest <= abs(value) <= largest):  # NaN and Inf too
+        raise ConfigError(
+            f"{key} = {value!r}: expected 0 or a finite number with {1 / largest:g} <= |x| <= {largest:g}"
+        )
+    return float(value)
+
+
 def require_mapping(raw: Any, where: str, *, allowed: Any = None, required: tuple[str, ...] = ()) -> dict[str, Any]:
     """``raw`` as a dict with string keys; ``allowed`` (None = any) and ``required`` keys checked.
 

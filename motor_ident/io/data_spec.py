@@ -146,7 +146,7 @@ def _unit(value: Any, key: str, name: str) -> float:
     prefix = name.split(".", 1)[0]
     if value is None:
         return 1.0
-    if value not in UNITS:
+    if not isinstance(value, str) or value not in UNITS:
         raise ConfigError(f"{key}.unit = {value!r}: expected one of {sorted(UNITS)}")
     quantity, factor = UNITS[value]
     allowed = QUANTITIES.get(prefix)
@@ -155,7 +155,23 @@ def _unit(value: Any, key: str, name: str) -> float:
     return factor
 
 
+def _flag(raw: Mapping[str, Any], key: str, default: bool, where: str = "") -> bool:
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}{key} = {value!r}: expected true or false")
+    return value
+
+
+def _text(raw: Mapping[str, Any], key: str, default: str | None, where: str = "") -> str | None:
+    value = raw.get(key, default)
+    if value is not None and (not isinstance(value, str) or not value):
+        raise ConfigError(f"{where}{key} = {value!r}: expected a non-empty string")
+    return value
+
+
 def _number(value: Any, key: str) -> float:
+    if isinstance(value, bool):
+        raise ConfigError(f"{key} = {value!r}: expected a number")
     try:
         out = float(value)
     except (TypeError, ValueError):
@@ -202,9 +218,9 @@ def differentiation_from_dict(raw: Any, key: str = "differentiation") -> Differe
         if name in raw:
             values[name] = _number(raw[name], f"{key}.{name}")
     if "method" in raw:
-        values["method"] = str(raw["method"])
+        values["method"] = _text(raw, "method", None, f"{key}.")
     if "filter_torque" in raw:
-        values["filter_torque"] = bool(raw["filter_torque"])
+        values["filter_torque"] = _flag(raw, "filter_torque", False, f"{key}.")
     try:
         return Differentiation(**values)
     except ConfigError as exc:
@@ -220,7 +236,7 @@ def spec_from_dict(doc: Any, path: Path | None = None) -> DataSpec:
     if not isinstance(doc, Mapping) or doc.get("data_spec") != FORMAT_VERSION:
         raise ConfigError(f"expected a mapping starting with 'data_spec: {FORMAT_VERSION}'")
     require_mapping(doc, "data spec", allowed=_KEYS)
-    fmt = str(doc.get("format", "csv"))
+    fmt = _text(doc, "format", "csv")
     if fmt not in ("csv", "bag"):
         raise ConfigError(f"format = {fmt!r}: expected csv or bag")
     columns_raw = doc.get("columns") or {}
@@ -254,18 +270,18 @@ def spec_from_dict(doc: Any, path: Path | None = None) -> DataSpec:
     return DataSpec(
         path=path,
         format=fmt,
-        header=bool(doc.get("header", True)),
-        delimiter=str(doc.get("delimiter", ",")),
+        header=_flag(doc, "header", True),
+        delimiter=str(_text(doc, "delimiter", ",")),
         skip_rows=skip,
         time=time,
         rate_hz=rate,
         columns=tuple(columns),
-        torque_source=None if doc.get("torque_source") is None else str(doc["torque_source"]),
+        torque_source=_text(doc, "torque_source", None),
         preparation=Preparation(
             keep=_keep(doc.get("keep")),
             resample_hz=resample,
             differentiation=differentiation_from_dict(doc.get("differentiation")),
-            resample=str(doc.get("resample", "auto")),
+            resample=str(_text(doc, "resample", "auto")),
         ),
         topics=None if topics is None else dict(topics),
     )

@@ -66,7 +66,7 @@ from motor_ident.io.floating_base_config import FloatingBaseConfig, floating_bas
 from motor_ident.io.params import DriveGains
 from motor_ident.io.urdf_paths import EXAMPLE_ROBOT_PREFIX, example_robot_urdf
 from motor_ident.io.urdf_robot import urdf_robot_mapping
-from motor_ident.schema import read_yaml, require_mapping
+from motor_ident.schema import config_number, read_yaml, require_mapping
 
 FloatArray = NDArray[np.float64]
 
@@ -284,17 +284,7 @@ def _block(cls: type[Any], raw: Any, key: str) -> Any:
 
 
 def _number(value: Any, key: str) -> float:
-    """A YAML number as a float: not a boolean, 0 or of magnitude within 1 / `LARGEST_VALUE` ... `LARGEST_VALUE`.
-
-    Beyond, the model's products (a gear ratio squared, a torque divided by a gain) overflow.
-    """
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError(f"{key} = {value!r}: expected a number")
-    if not (value == 0 or 1.0 / LARGEST_VALUE <= abs(value) <= LARGEST_VALUE):  # NaN and Inf too
-        raise ConfigError(
-            f"{key} = {value!r}: expected 0 or a finite number with {1 / LARGEST_VALUE:g} <= |x| <= {LARGEST_VALUE:g}"
-        )
-    return float(value)
+    return config_number(value, key, largest=LARGEST_VALUE)
 
 
 def _float_list(raw: Any, key: str, length: int | None = None) -> tuple[float, ...]:

@@ -11,6 +11,7 @@ fleet robot maps (``fleet identify --robot-map``) and excitation trajectories (`
 
 from __future__ import annotations
 
+import json
 import math
 import tempfile
 from collections.abc import Callable, Iterator
@@ -169,22 +170,18 @@ def stopped_after_reading(target: str) -> Iterator[None]:
 
 
 def check_outcome(
-    edit: Edit,
-    argv: list[str],
-    file: Path,
-    outputs: list[Path],
-    valid: Callable[[], None],
-    run: Callable[[], tuple[int, str]] | None = None,
+    edit: Edit, argv: list[str], file: Path, outputs: list[Path], valid: Callable[[], None], *, done: int = 0
 ) -> None:
-    """Exit 0 and ``valid()`` passes, or exit 2 with one line naming ``file`` (and a damaged key) and no output."""
+    """Exit ``done`` (0; validate's failed verdict: 1) and ``valid()`` passes, or exit 2 with one line
+    naming ``file`` (and a damaged key) and no output."""
     try:
-        code, err = (run or (lambda: run_cli(argv)))()
+        code, err = run_cli(argv)
     except Accepted:
         event(f"{argv[0]}: files accepted")
         valid()
         return
-    if code == 0:
-        event(f"{argv[0]}: exit 0")
+    if code in (0, done):
+        event(f"{argv[0]}: exit {code}")
         valid()
         return
     assert_refused_cleanly(code, err, argv, outputs)
@@ -227,3 +224,120 @@ def test_synth_reads_a_damaged_robot_config_or_refuses_it(data: st.DataObject, r
             assert all(np.all(np.isfinite(x)) for x in measured), edit
 
         check_outcome(edit, argv, config, [out], valid)
+
+
+@pytest.fixture(scope="module")
+def arm_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first 600 rows (6 s) of the example arm's identification log, read with examples/arm_log/spec.yaml."""
+    path = tmp_path_factory.mktemp("arm_log") / "identification.csv"
+    rows = (REPO / "examples" / "arm_log" / "identification.csv").read_text().splitlines()[:600]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+@FIXTURE
+@given(data=st.data())
+def test_identify_reads_a_damaged_data_spec_or_refuses_it(arm_log: Path, data: st.DataObject) -> None:
+    """``identify LOG --spec FILE``: finite R^2 and a parameter file, or exit 2 naming the file and the key."""
+    edit = data.draw(edits(_yaml(REPO / "examples" / "arm_log" / "spec.yaml")), label="edit")
+    with tempfile.TemporaryDirectory() as tmp:
+        spec, params, summary = Path(tmp) / "spec.yaml", Path(tmp) / "params.yaml", Path(tmp) / "fit.json"
+        spec.write_bytes(edit.data)
+        argv = ["identify", str(arm_log), "--spec", str(spec), "--robot", "valkyrie_arm", "--no-report"]
+        argv += ["--out", str(params), "--json", str(summary)]
+
+        def valid() -> None:
+            fit = json.loads(summary.read_text())
+            assert params.is_file() and all(math.isfinite(v) for v in fit["r2_per_joint"]), (edit, fit)
+
+        check_outcome(edit, argv, spec, [params, summary], valid)
+
+
+@pytest.fixture(scope="module")
+def identified(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(recording, parameter file identify wrote from it) of the 3-DoF arm, 2 s at 100 Hz."""
+    tmp = tmp_path_factory.mktemp("identified")
+    data, params = tmp / "data.npz", tmp / "params.yaml"
+    assert run_cli(["synth", "--robot", "szabo_3dof", "--duration", "2", "--rate", "100", "--out", str(data)])[0] == 0
+    argv = ["identify", str(data), "--robot", "szabo_3dof", "--no-report", "--out", str(params)]
+    assert run_cli(argv)[0] == 0
+    return data, params
+
+
+@FIXTURE
+@given(data=st.data())
+def test_validate_reads_a_damaged_parameter_file_or_refuses_it(
+    identified: tuple[Path, Path], data: st.DataObject
+) -> None:
+    """``validate PARAMS DATA``: finite metrics in the JSON, or exit 2 naming the file and the key."""
+    recording, good = identified
+    edit = data.draw(edits(_yaml(good)), label="edit")
+    with tempfile.TemporaryDirectory() as tmp:
+        params, summary = Path(tmp) / "params.yaml", Path(tmp) / "validation.json"
+        params.write_bytes(edit.data)
+        argv = ["validate", str(params), str(recording), "--robot", "szabo_3dof", "--json", str(summary)]
+
+        def valid() -> None:
+            metrics = json.loads(summary.read_text())
+            assert all(math.isfinite(v) for v in metrics["rmse_per_joint"] + metrics["r2_per_joint"]), (edit, metrics)
+
+        check_outcome(edit, argv, params, [summary], valid, done=1)
+
+
+@FUZZ
+@given(data=st.data())
+def test_run_reads_a_damaged_scenario_file_or_refuses_it(data: st.DataObject) -> None:
+    """``run FILE``: every node's settings built (the run is not started here), or exit 2 naming file and key."""
+    edit = data.draw(edits(_yaml(REPO / "config" / "scenarios" / "valkyrie_arm.yaml")), label="edit")
+    with tempfile.TemporaryDirectory() as tmp:
+        scenario = Path(tmp) / "scenario.yaml"
+        scenario.write_bytes(edit.data)
+        argv = ["run", str(scenario), "--duration", "1", "--out-dir", str(Path(tmp) / "out")]
+        with stopped_after_reading("motor_ident.ros.runner.run_scenario"):
+            check_outcome(edit, argv, scenario, [Path(tmp) / "out" / "summary.json"], lambda: None)
+
+
+@pytest.fixture(scope="module")
+def fleet_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fleet directory with one recording per robot: DIR/robot_00/day_000.npz, DIR/robot_01/day_000.npz."""
+    root = tmp_path_factory.mktemp("fleet")
+    for robot in ("robot_00", "robot_01"):
+        out = root / robot / "day_000.npz"
+        assert run_cli(["synth", "--robot", "szabo_3dof", "--duration", "1", "--rate", "50", "--out", str(out)])[0] == 0
+    return root
+
+
+@FIXTURE
+@given(data=st.data())
+def test_fleet_identify_reads_a_damaged_robot_map_or_refuses_it(fleet_dir: Path, data: st.DataObject) -> None:
+    """``fleet identify DIR --robot-map FILE``: every recording finds its robot's config, or exit 2 naming the file."""
+    base = {"robot_00": "szabo_3dof", "robot_01": str(REPO / "config" / "szabo_3dof.yaml")}
+    edit = data.draw(edits(base), label="edit")
+    with tempfile.TemporaryDirectory() as tmp:
+        robot_map, store = Path(tmp) / "robots.yaml", Path(tmp) / "store"
+        robot_map.write_bytes(edit.data)
+        argv = ["fleet", "identify", str(fleet_dir), "--robot-map", str(robot_map), "--store", str(store)]
+        with stopped_after_reading("motor_ident.fleet.store.ParameterStore"):
+            check_outcome(edit, argv, robot_map, [store], lambda: None)
+
+
+@pytest.fixture(scope="module")
+def trajectory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An excitation trajectory of the 3-DoF arm (2 harmonics) that ``motor-ident excite`` wrote."""
+    out = tmp_path_factory.mktemp("trajectory") / "excitation.yaml"
+    argv = ["excite", "--robot", "szabo_3dof", "--criterion", "cond", "--starts", "1", "--max-iterations", "3"]
+    assert run_cli([*argv, "--harmonics", "2", "--out", str(out)])[0] == 0
+    return out
+
+
+@FIXTURE
+@given(data=st.data())
+def test_reproduce_reads_a_damaged_trajectory_or_refuses_it(trajectory: Path, data: st.DataObject) -> None:
+    """``reproduce szabo --trajectory FILE``: the trajectory read (no Monte Carlo run here), or exit 2."""
+    edit = data.draw(edits(_yaml(trajectory)), label="edit")
+    with tempfile.TemporaryDirectory() as tmp:
+        path, summary = Path(tmp) / "excitation.yaml", Path(tmp) / "reproduction.json"
+        path.write_bytes(edit.data)
+        argv = ["reproduce", "szabo", "--trajectory", str(path), "--runs", "2", "--json", str(summary)]
+        with stopped_after_reading("motor_ident.papers.szabo.reproduce.monte_carlo"):
+            check_outcome(edit, argv, path, [summary], lambda: None)
