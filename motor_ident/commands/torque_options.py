@@ -128,14 +128,22 @@ def read_recording(
     Every command reads DATA, ``--payload-data`` and ``--validate-on`` through this one function.
     """
     from motor_ident.commands.data_options import is_bag, read_file
+    from motor_ident.errors import DataError
     from motor_ident.io.bags.read import read_bag
     from motor_ident.io.bags.series import BagTopics
 
     if not is_bag(path):
-        return Recording(read_file(path, spec).select(config.joints))
+        record = read_file(path, spec)
+        try:
+            return Recording(record.select(config.joints))
+        except DataError as exc:
+            raise DataError(f"{path}{'' if spec is None else f' (through {spec.label})'}: {exc}") from None
     topics = BagTopics(joint_states=args.joint_states_topic, commands="", **bag_topic_names(args, config))
     bag = read_bag(path, joints=config.joints, topics=topics, progress=progress)
-    return Recording(bag_joint_record(bag, args, config), bag.warnings, bag)
+    record = bag_joint_record(bag, args, config)
+    if record.t.size < 3:  # fewer than differentiation needs: say what was dropped
+        raise DataError(f"{path}: {record.t.size} usable joint states, fewer than 3: {'; '.join(bag.warnings)}")
+    return Recording(record, bag.warnings, bag)
 
 
 def configured_gains(args: argparse.Namespace, config: RobotConfig, parameters: Any = None) -> tuple[RobotConfig, Any]:
@@ -318,6 +326,6 @@ def payload_reader(args: argparse.Namespace, config: RobotConfig, spec: Any) -> 
         from motor_ident.commands.data_options import preparation
         from motor_ident.io.preprocess import prepare_record
 
-        return prepare_record(read_recording(path, args, config, spec).record, preparation(args, spec))[0]
+        return prepare_record(read_recording(path, args, config, spec).record, preparation(args, spec), source=path)[0]
 
     return read

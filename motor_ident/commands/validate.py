@@ -162,7 +162,7 @@ def validate_recording(
     spec_defaults(args, spec)
     recording = read_recording(data, args, config, spec)
     how = replace(preparation(args, spec), recorded_stamps=True)
-    record, notes = prepare_record(recording.record, how)
+    record, notes = prepare_record(recording.record, how, source=data)
     notes = recording.warnings + notes
     if getattr(args, "keep_origin", ""):
         notes += (f"{data}: range from {args.keep_origin}",)

@@ -196,7 +196,8 @@ def load_parameters(path: str | Path, expected_names: Sequence[str] | None = Non
             missing = sorted(set(expected_names) - set(names))[:5]
             unexpected = sorted(set(names) - set(expected_names))[:5]
             raise ConfigError(
-                f"parameter file {path} does not match this robot: missing {missing}, unexpected {unexpected}"
+                f"parameter file {path}: parameters.names do not match this robot: missing {missing}, "
+                f"unexpected {unexpected}"
             )
         order = [names.index(n) for n in expected_names]
         names, values = tuple(expected_names), values[order]

@@ -42,6 +42,7 @@ class Edit:
     """One way a YAML file arrives damaged: what it is (shown when a case fails), the file's bytes,
     and the keys a refusal should name (empty: any message naming the file will do)."""
 
+    kind: str
     what: str
     data: bytes
     keys: tuple[str, ...] = ()
@@ -115,22 +116,26 @@ def edits(base: Any) -> st.SearchStrategy[Edit]:
     ]
 
     def value(path: Path_, bad: Any) -> Edit:
-        return Edit(f"{'.'.join(map(str, path))} = {bad!r}", _dump(_replaced(base, path, bad)), _named(path))
+        kind = "wrong type" if not isinstance(bad, int | float) or isinstance(bad, bool) else "NaN / Inf / huge / tiny"
+        kind = "negative / zero" if kind != "wrong type" and -1 <= bad <= 0 else kind
+        what = f"{'.'.join(map(str, path))} = {bad!r}"
+        return Edit(kind, what, _dump(_replaced(base, path, bad)), _named(path))
 
     def removed(path: Path_) -> Edit:
-        return Edit(
-            f"{'.'.join(map(str, path))} removed", _dump(_replaced(base, path, None, delete=True)), _named(path)
-        )
+        what = f"{'.'.join(map(str, path))} removed"
+        return Edit("key missing", what, _dump(_replaced(base, path, None, delete=True)), _named(path))
 
     def unknown(path: Path_) -> Edit:
         changed = _replaced(base, path, {**_at(base, path), "not_a_setting": 1.0})
-        return Edit(f"{'.'.join(map(str, path)) or 'top level'}: unknown key", _dump(changed), ("not_a_setting",))
+        what = f"{'.'.join(map(str, path)) or 'top level'}: unknown key"
+        return Edit("unknown key", what, _dump(changed), ("not_a_setting",))
 
     def twice(index: int) -> Edit:
         text = _dump(base).decode().splitlines()
         line = text[index]
         key = line.split(":", 1)[0].strip()
         return Edit(
+            "duplicate key",
             f"key {key!r} written twice (line {index + 1})",
             "\n".join(text[: index + 1] + text[index:]).encode() + b"\n",
             (key,),
@@ -138,12 +143,12 @@ def edits(base: Any) -> st.SearchStrategy[Edit]:
 
     mappings = [()] + [p for p in paths if isinstance(_at(base, p), dict)]
     return st.one_of(
-        st.just(Edit("undamaged", _dump(base))),
-        st.just(Edit("empty", b"")),
-        st.sampled_from(NOT_YAML).map(lambda b: Edit(f"not YAML: {b!r}", b)),
-        st.just(Edit("not UTF-8", b"robot:\n  name: \xff\xfe\n")),
+        st.just(Edit("undamaged", "undamaged", _dump(base))),
+        st.just(Edit("empty", "empty", b"")),
+        st.sampled_from(NOT_YAML).map(lambda b: Edit("not YAML", f"not YAML: {b!r}", b)),
+        st.just(Edit("not UTF-8", "not UTF-8", b"robot:\n  name: \xff\xfe\n")),
         st.sampled_from([[1, 2], ["robot"], 42, "just text", 3.5, True]).map(
-            lambda v: Edit(f"top level {v!r}", _dump(v))
+            lambda v: Edit("a list or a scalar", f"top level {v!r}", _dump(v))
         ),
         st.builds(value, st.sampled_from(paths), st.sampled_from(BAD_VALUES)),
         st.sampled_from(paths).map(removed),
@@ -174,6 +179,7 @@ def check_outcome(
 ) -> None:
     """Exit ``done`` (0; validate's failed verdict: 1) and ``valid()`` passes, or exit 2 with one line
     naming ``file`` (and a damaged key) and no output."""
+    event(f"{argv[0]} {file.name}: {edit.kind}")
     try:
         code, err = run_cli(argv)
     except Accepted:

@@ -73,6 +73,17 @@ from motor_ident.io.bags.storage import (
 )
 
 FloatArray = NDArray[np.float64]
+_READ_ERRORS = (
+    AnyReaderError,
+    ReaderError,
+    SerdeError,
+    TypesysError,
+    sqlite3.DatabaseError,
+    struct.error,
+    OSError,
+    UnicodeDecodeError,  # a metadata.yaml that is not text
+)
+"""What rosbags and sqlite raise on a damaged bag."""
 
 
 def read_bag(
@@ -185,10 +196,10 @@ def read_bag(
                 else:
                     progress(min(0.99, count / _estimated_messages(files, count)))
 
-    errors = (AnyReaderError, ReaderError, SerdeError, TypesysError, sqlite3.DatabaseError, struct.error, OSError)
     try:
         consume(_rosbags_messages(target, found_for, span))
-    except errors as exc:
+    except _READ_ERRORS as error:
+        exc = _one_line(error)
         had = received()
         if storage == "mcap" and not had:
             # rosbags needs the footer and index an interrupted recording never wrote: scan instead.
@@ -198,7 +209,7 @@ def read_bag(
                 for file in files:
                     consume(_scan_mcap(file, found_for, notes))
             except (SerdeError, TypesysError, struct.error, UnicodeDecodeError, IndexError) as scan_exc:
-                notes.append(f"scan stopped: {scan_exc}")
+                notes.append(f"scan stopped: {_one_line(scan_exc)}")
         elif had:
             notes.append(f"{path} is damaged ({exc}): kept the {had} joint states read before the damage")
         else:
@@ -259,6 +270,11 @@ def read_bag(
     )
 
 
+def _one_line(exc: BaseException) -> str:
+    """An exception's text on one line (rosbags' and sqlite's messages may span several)."""
+    return " ".join(str(exc).split())
+
+
 @dataclass(frozen=True)
 class RawMessage:
     """One message of a bag as stored: topic, type, receive time [ns] and CDR bytes."""
@@ -292,7 +308,8 @@ def raw_messages(path: str | Path, *, topics: Sequence[str] | None = None) -> tu
             connections = [c for c in reader.connections if wanted is None or c.topic in wanted]
             for connection, timestamp, data in reader.messages(connections=connections) if connections else ():
                 out.append(RawMessage(connection.topic, connection.msgtype, timestamp, bytes(data)))
-    except (AnyReaderError, ReaderError, sqlite3.DatabaseError, OSError) as exc:
+    except _READ_ERRORS as error:
+        exc = _one_line(error)
         if storage != "mcap" or out:
             if not out:
                 raise CorruptBagError(f"{path} cannot be read: {exc}") from None
