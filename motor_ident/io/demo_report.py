@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from motor_ident.io.report import save_figure
+
 FloatArray = NDArray[np.float64]
 
 
@@ -135,8 +137,6 @@ def plot_run(result: RunResult, out_dir: str | Path) -> list[Path]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from motor_ident.io.report import save_figure
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
