@@ -49,17 +49,19 @@ class NamedTrajectory:
         trajectory: the Fourier series.
         joints: joint names, one per row of the coefficients.
         metadata: extra information (robot, criterion, values), YAML friendly.
+        source: the file it was read from (for error messages; not saved).
     """
 
     trajectory: FourierTrajectory
     joints: tuple[str, ...]
     metadata: dict[str, Any] = field(default_factory=dict)
+    source: Path | None = None
 
     def __post_init__(self) -> None:
         if len(self.joints) != self.trajectory.a.shape[0] or len(set(self.joints)) != len(self.joints):
             raise ConfigError(
-                f"joints {list(self.joints)}: expected {self.trajectory.a.shape[0]} distinct names, "
-                "one per coefficient row"
+                f"{self.source or 'trajectory'}: joints {list(self.joints)}: expected {self.trajectory.a.shape[0]} "
+                "distinct names, one per coefficient row"
             )
 
     def select(self, joint_names: Sequence[str]) -> FourierTrajectory:
@@ -70,7 +72,8 @@ class NamedTrajectory:
         """
         missing = [j for j in joint_names if j not in self.joints]
         if missing:
-            raise ConfigError(f"joints {missing} are not in the trajectory's joints {list(self.joints)}")
+            source = f"{self.source}: " if self.source is not None else ""
+            raise ConfigError(f"{source}joints {missing} are not in the trajectory's joints {list(self.joints)}")
         idx = [self.joints.index(j) for j in joint_names]
         t = self.trajectory
         return FourierTrajectory(a=t.a[idx], b=t.b[idx], q0=t.q0[idx], base_frequency=t.base_frequency)
@@ -147,4 +150,4 @@ def load_trajectory(path: str | Path) -> NamedTrajectory:
         trajectory = FourierTrajectory(a=a, b=b, q0=q0, base_frequency=base_frequency)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
-    return NamedTrajectory(trajectory=trajectory, joints=tuple(joints), metadata=dict(metadata))
+    return NamedTrajectory(trajectory=trajectory, joints=tuple(joints), metadata=dict(metadata), source=path)

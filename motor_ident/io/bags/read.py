@@ -41,10 +41,10 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from rosbags.highlevel import AnyReader, AnyReaderError
+from rosbags.highlevel import AnyReaderError
 from rosbags.rosbag2.errors import ReaderError
 from rosbags.serde import SerdeError
-from rosbags.typesys import Stores, TypesysError, get_typestore
+from rosbags.typesys import TypesysError
 
 from motor_ident.io.bags.joint_states import _JointStateCollector, _RawJointStates
 from motor_ident.io.bags.series import (
@@ -70,6 +70,7 @@ from motor_ident.io.bags.storage import (
     _rosbags_messages,
     _scan_mcap,
     _stamp,
+    open_reader,
 )
 
 FloatArray = NDArray[np.float64]
@@ -303,7 +304,7 @@ def raw_messages(path: str | Path, *, topics: Sequence[str] | None = None) -> tu
         available.update(found)
 
     try:
-        with AnyReader([target], default_typestore=get_typestore(Stores.LATEST)) as reader:
+        with open_reader(target) as reader:
             check({c.topic: c.msgtype for c in reader.connections})
             connections = [c for c in reader.connections if wanted is None or c.topic in wanted]
             for connection, timestamp, data in reader.messages(connections=connections) if connections else ():
