@@ -131,13 +131,19 @@ def read_recording(
     from motor_ident.errors import DataError
     from motor_ident.io.bags.read import read_bag
     from motor_ident.io.bags.series import BagTopics
+    from motor_ident.io.torque_record import motor_columns
 
     if not is_bag(path):
         record = read_file(path, spec)
-        try:
-            return Recording(record.select(config.joints))
+        kind = source_kind(args, config)
+        try:  # the joints and motors the robot config names: the file is named while it is known
+            record = record.select(config.joints)
+            if kind in ("motor_current", "motor_pwm"):
+                motors = config.build_transmission().motors
+                motor_columns(record, "current" if kind == "motor_current" else "pwm", motors)
         except DataError as exc:
             raise DataError(f"{path}{'' if spec is None else f' (through {spec.label})'}: {exc}") from None
+        return Recording(record)
     topics = BagTopics(joint_states=args.joint_states_topic, commands="", **bag_topic_names(args, config))
     bag = read_bag(path, joints=config.joints, topics=topics, progress=progress)
     record = bag_joint_record(bag, args, config)
