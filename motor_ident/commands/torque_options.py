@@ -148,7 +148,8 @@ def read_recording(
     bag = read_bag(path, joints=config.joints, topics=topics, progress=progress)
     record = bag_joint_record(bag, args, config)
     if record.t.size < 3:  # fewer than differentiation needs: say what was dropped
-        raise DataError(f"{path}: {record.t.size} usable joint states, fewer than 3: {'; '.join(bag.warnings)}")
+        dropped = f" ({'; '.join(bag.warnings)})" if bag.warnings else ""
+        raise DataError(f"{path}: {record.t.size} usable joint states, fewer than the 3 differentiation needs{dropped}")
     return Recording(record, bag.warnings, bag)
 
 

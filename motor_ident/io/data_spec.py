@@ -337,26 +337,28 @@ def _read_table(path: Path, spec: DataSpec) -> tuple[np.ndarray, list[str] | Non
 
 
 def _values(table: np.ndarray, names: list[str] | None, column: ColumnSpec, path: Path, label: str) -> np.ndarray:
+    key = "time" if column.name == "t" else f"columns.{column.name}"  # the key of the spec that names the column
+    where = f"{path} (through {label}: {key})"
     if isinstance(column.column, str):
         if names is None:
             raise ConfigError(
-                f"{label}: {column.name} names the column {column.column!r} but the file has no header "
+                f"{label}: {key} names the column {column.column!r} but the file has no header "
                 "(header: false): give its 0-based index"
             )
         if column.column not in names:
-            raise DataError(f"{path}: no column {column.column!r} (for {column.name}); the header has {names}")
+            raise DataError(f"{where}: no column {column.column!r}; the header has {names}")
         index = names.index(column.column)
     else:
         index = column.column
         if index >= table.shape[1]:
             raise DataError(
-                f"{path}: column {index} (for {column.name}) does not exist: the file has {table.shape[1]} "
-                f"columns, 0 to {table.shape[1] - 1}"
+                f"{where}: column {index} does not exist: the file has {table.shape[1]} columns, "
+                f"0 to {table.shape[1] - 1}"
             )
     raw = table[:, index]
     bad = np.flatnonzero(~np.isfinite(raw))
     if bad.size:
-        raise DataError(f"{path}: column {column.column!r} (for {column.name}) holds NaN or Inf in row {bad[0]}")
+        raise DataError(f"{where}: column {column.column!r} holds NaN or Inf in row {bad[0]}")
     return raw * column.factor + column.offset
 
 
