@@ -115,6 +115,11 @@ class Recording:
     bag: BagData | None = None
 
 
+def data_label(path: str, spec: Any) -> str:
+    """How errors name a recording: its path, and the data spec it is read through (None: none)."""
+    return path if spec is None else f"{path} (through {spec.label})"
+
+
 def read_recording(
     path: str,
     args: argparse.Namespace,
@@ -142,7 +147,7 @@ def read_recording(
                 motors = config.build_transmission().motors
                 motor_columns(record, "current" if kind == "motor_current" else "pwm", motors)
         except DataError as exc:
-            raise DataError(f"{path}{'' if spec is None else f' (through {spec.label})'}: {exc}") from None
+            raise DataError(f"{data_label(path, spec)}: {exc}") from None
         return Recording(record)
     topics = BagTopics(joint_states=args.joint_states_topic, commands="", **bag_topic_names(args, config))
     bag = read_bag(path, joints=config.joints, topics=topics, progress=progress)
@@ -333,6 +338,7 @@ def payload_reader(args: argparse.Namespace, config: RobotConfig, spec: Any) -> 
         from motor_ident.commands.data_options import preparation
         from motor_ident.io.preprocess import prepare_record
 
-        return prepare_record(read_recording(path, args, config, spec).record, preparation(args, spec), source=path)[0]
+        recording = read_recording(path, args, config, spec)
+        return prepare_record(recording.record, preparation(args, spec), source=data_label(path, spec))[0]
 
     return read

@@ -151,7 +151,7 @@ def validate_recording(
     from dataclasses import replace
 
     from motor_ident.commands.data_options import preparation, spec_defaults
-    from motor_ident.commands.torque_options import apply_torque_source, read_recording
+    from motor_ident.commands.torque_options import apply_torque_source, data_label, read_recording
     from motor_ident.core.actuators.torque_sources import UNITS
     from motor_ident.core.estimation.validation import judge, prediction_metrics
     from motor_ident.errors import DataError
@@ -162,7 +162,7 @@ def validate_recording(
     spec_defaults(args, spec)
     recording = read_recording(data, args, config, spec)
     how = replace(preparation(args, spec), recorded_stamps=True)
-    record, notes = prepare_record(recording.record, how, source=data)
+    record, notes = prepare_record(recording.record, how, source=data_label(data, spec))
     notes = recording.warnings + notes
     if getattr(args, "keep_origin", ""):
         notes += (f"{data}: range from {args.keep_origin}",)
