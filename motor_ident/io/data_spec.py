@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from motor_ident.core.actuators.torque_sources import TORQUE_SOURCES
 from motor_ident.core.estimation.signals import Differentiation
 from motor_ident.errors import ConfigError, DataError
 from motor_ident.io.data import JointRecord, record_from_columns
@@ -264,6 +265,9 @@ def spec_from_dict(doc: Any, path: Path | None = None) -> DataSpec:
     topics = doc.get("topics")
     if topics is not None and (not isinstance(topics, Mapping) or not all(isinstance(v, str) for v in topics.values())):
         raise ConfigError(f"topics = {topics!r}: expected a mapping such as {{joint_states: /joint_states}}")
+    torque_source = _text(doc, "torque_source", None)
+    if torque_source is not None and torque_source not in TORQUE_SOURCES:
+        raise ConfigError(f"torque_source = {torque_source!r}: expected one of {list(TORQUE_SOURCES)}")
     skip = doc.get("skip_rows", 0)
     if isinstance(skip, bool) or not isinstance(skip, int) or skip < 0:
         raise ConfigError(f"skip_rows = {skip!r}: expected an integer >= 0")
@@ -276,7 +280,7 @@ def spec_from_dict(doc: Any, path: Path | None = None) -> DataSpec:
         time=time,
         rate_hz=rate,
         columns=tuple(columns),
-        torque_source=_text(doc, "torque_source", None),
+        torque_source=torque_source,
         preparation=Preparation(
             keep=_keep(doc.get("keep")),
             resample_hz=resample,
