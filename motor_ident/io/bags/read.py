@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import apsw
 import numpy as np
 from numpy.typing import NDArray
 from rosbags.highlevel import AnyReaderError
@@ -83,6 +84,9 @@ _READ_ERRORS = (
     struct.error,
     OSError,
     UnicodeDecodeError,  # a metadata.yaml that is not text
+    apsw.Error,  # rosbags reads sqlite3 bags through apsw
+    OverflowError,  # a damaged record length: rosbags reads that many bytes
+    MemoryError,
 )
 """What rosbags and sqlite raise on a damaged bag."""
 

@@ -106,7 +106,7 @@ def open_reader(target: Path) -> Iterator[AnyReader]:
     reader = AnyReader([target], default_typestore=get_typestore(Stores.LATEST))
     try:
         reader.open()
-    except (TypeError, ValueError, IndexError, KeyError, struct.error) as exc:
+    except (TypeError, ValueError, IndexError, KeyError, OverflowError, MemoryError, struct.error) as exc:
         raise ReaderError(f"cannot open {target.name}: {type(exc).__name__}: {exc}") from None
     try:
         yield reader
