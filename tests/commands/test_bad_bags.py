@@ -228,7 +228,7 @@ def arm(tmp_path_factory: pytest.TempPathFactory) -> Arrays:
 @given(
     storage=st.sampled_from(["mcap", "sqlite3"]),
     written=messages(),
-    damage=st.booleans().flatmap(lambda whole: st.just(UNDAMAGED) if whole else file_damage()),  # half: whole files
+    damage=st.booleans().flatmap(lambda whole: st.just(UNDAMAGED) if whole else file_damage()),  # whole files too
 )
 def test_identify_reads_a_damaged_bag_or_refuses_it(
     arm: Arrays, storage: str, written: Messages, damage: FileDamage

@@ -277,7 +277,8 @@ def test_validate_reads_a_damaged_parameter_file_or_refuses_it(
 ) -> None:
     """``validate PARAMS DATA``: finite metrics in the JSON, or exit 2 naming the file and the key."""
     recording, good = identified
-    edit = data.draw(edits(_yaml(good)), label="edit")
+    read = ("motor_ident_parameters", "robot", "method", "parameters")  # the blocks validate reads
+    edit = data.draw(edits({k: v for k, v in _yaml(good).items() if k in read}), label="edit")
     with tempfile.TemporaryDirectory() as tmp:
         params, summary = Path(tmp) / "params.yaml", Path(tmp) / "validation.json"
         params.write_bytes(edit.data)
