@@ -274,17 +274,68 @@ def read_yaml(path: str | Path) -> Any:
     """The parsed content of a YAML file (None when empty).
 
     Raises:
-        ConfigError: the file is missing or is not valid YAML (with file and line).
+        ConfigError: the file is missing, is not UTF-8 text, is not valid YAML, or writes a key
+            twice in one mapping (with file and line).
     """
     path = Path(path)
     try:
-        return yaml.safe_load(path.read_text())
+        text = path.read_text(encoding="utf-8")
+        _refuse_duplicate_keys(yaml.compose(text, Loader=yaml.SafeLoader), path)
+        return yaml.safe_load(text)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}{line}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())  # one line
+        raise ConfigError(f"{path}{line}: not valid YAML: {problem}") from None
+
+
+def _refuse_duplicate_keys(node: yaml.Node | None, path: Path) -> None:
+    """A key written twice in one mapping: YAML keeps the last silently, so a typo'd copy would win.
+
+    Raises:
+        ConfigError: ``file:line: key 'name' written twice (first on line N)``.
+    """
+    stack = [node] if node is not None else []
+    visited: set[int] = set()  # an alias may point back to a node that holds it
+    while stack:
+        current = stack.pop()
+        if id(current) in visited:
+            continue
+        visited.add(id(current))
+        if isinstance(current, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key, value in current.value:
+                if isinstance(key, yaml.ScalarNode):
+                    if key.value in seen and key.value != "<<":
+                        raise ConfigError(
+                            f"{path}:{key.start_mark.line + 1}: key {key.value!r} written twice "
+                            f"(first on line {seen[key.value]})"
+                        )
+                    seen[key.value] = key.start_mark.line + 1
+                stack.append(value)
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend(current.value)
+
+
+def config_number(value: Any, key: str, *, largest: float) -> float:
+    """A number read from a YAML file, as a float: not a boolean (YAML's ``true`` is no number) and
+    0 or of magnitude within ``1 / largest`` ... ``largest`` (beyond, products such as a gear ratio
+    squared or a torque divided by a gain overflow).
+
+    Raises:
+        ConfigError: ``key = value: expected ...``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{key} = {value!r}: expected a number")
+    if not (value == 0 or 1.0 / largest <= abs(value) <= largest):  # NaN and Inf too
+        raise ConfigError(
+            f"{key} = {value!r}: expected 0 or a finite number with {1 / largest:g} <= |x| <= {largest:g}"
+        )
+    return float(value)
 
 
 def require_mapping(raw: Any, where: str, *, allowed: Any = None, required: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +19,7 @@ def plot_excitation(path: str, problem: Any, trajectory: Any, history: Any, titl
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from motor_ident.io.data import atomic_write
+    from motor_ident.io.report import save_figure
 
     t = np.linspace(0.0, problem.period, 1000)
     q, qd, qdd = trajectory.evaluate(t)
@@ -50,8 +49,7 @@ def plot_excitation(path: str, problem: Any, trajectory: Any, history: Any, titl
     if len(history) <= 10:
         axes[3].legend(loc="upper right", fontsize="small")
     fig.tight_layout()
-    atomic_write(Path(path), lambda tmp: fig.savefig(tmp, format="png", dpi=110))
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def cmd_excite(args: argparse.Namespace) -> int:

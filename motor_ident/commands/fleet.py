@@ -62,7 +62,10 @@ def _recordings(args: argparse.Namespace) -> list[Any]:
     if not args.robot and not args.robot_map:
         raise ConfigError("give --robot CONFIG or --robot-map MAP.yaml (robot name -> config)")
     robot_map = load_robot_map(args.robot_map) if args.robot_map else None
-    return find_recordings(args.recordings, robot_config=args.robot, robot_map=robot_map)
+    try:
+        return find_recordings(args.recordings, robot_config=args.robot, robot_map=robot_map)
+    except ConfigError as exc:  # a robot without a config: name the map that lacks it
+        raise ConfigError(f"--robot-map {args.robot_map}: {exc}" if robot_map is not None else str(exc)) from None
 
 
 def _run(args: argparse.Namespace, recordings: list[Any], settings: Any, store: Any, cluster: Any, console: Any) -> Any:

@@ -15,6 +15,7 @@ from motor_ident.commands.torque_options import (
     add_torque_arguments,
     apply_torque_source,
     configured_gains,
+    data_label,
     payload_reader,
     read_recording,
 )
@@ -150,7 +151,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
             gate = [(float(t), bool(v[0])) for t, v in zip(bag.gate.t, bag.gate.values)]
         if bag is not None and bag.r2 is not None and bag.r2.values.shape[1] == len(config.joints):
             r2 = (bag.r2.t, bag.r2.values)
-        record, prepared = prepare_record(recording.record, preparation(args, spec))
+        record, prepared = prepare_record(recording.record, preparation(args, spec), source=data_label(args.data, spec))
         if getattr(args, "payload_data", None) is not None:
             stages.stage(f"drive gains from {args.payload_data} and {args.data}", measured=False)
         torque = apply_torque_source(args, config, regressor, record, payload_reader(args, config, spec), gains=gains)

@@ -115,6 +115,11 @@ class Recording:
     bag: BagData | None = None
 
 
+def data_label(path: str, spec: Any) -> str:
+    """How errors name a recording: its path, and the data spec it is read through (None: none)."""
+    return path if spec is None else f"{path} (through {spec.label})"
+
+
 def read_recording(
     path: str,
     args: argparse.Namespace,
@@ -128,14 +133,29 @@ def read_recording(
     Every command reads DATA, ``--payload-data`` and ``--validate-on`` through this one function.
     """
     from motor_ident.commands.data_options import is_bag, read_file
+    from motor_ident.errors import DataError
     from motor_ident.io.bags.read import read_bag
     from motor_ident.io.bags.series import BagTopics
+    from motor_ident.io.torque_record import motor_columns
 
     if not is_bag(path):
-        return Recording(read_file(path, spec).select(config.joints))
+        record = read_file(path, spec)
+        kind = source_kind(args, config)
+        try:  # the joints and motors the robot config names: the file is named while it is known
+            record = record.select(config.joints)
+            if kind in ("motor_current", "motor_pwm"):
+                motors = config.build_transmission().motors
+                motor_columns(record, "current" if kind == "motor_current" else "pwm", motors)
+        except DataError as exc:
+            raise DataError(f"{data_label(path, spec)}: {exc}") from None
+        return Recording(record)
     topics = BagTopics(joint_states=args.joint_states_topic, commands="", **bag_topic_names(args, config))
     bag = read_bag(path, joints=config.joints, topics=topics, progress=progress)
-    return Recording(bag_joint_record(bag, args, config), bag.warnings, bag)
+    record = bag_joint_record(bag, args, config)
+    if record.t.size < 3:  # fewer than differentiation needs: say what was dropped
+        dropped = f" ({'; '.join(bag.warnings)})" if bag.warnings else ""
+        raise DataError(f"{path}: {record.t.size} usable joint states, fewer than the 3 differentiation needs{dropped}")
+    return Recording(record, bag.warnings, bag)
 
 
 def configured_gains(args: argparse.Namespace, config: RobotConfig, parameters: Any = None) -> tuple[RobotConfig, Any]:
@@ -318,6 +338,7 @@ def payload_reader(args: argparse.Namespace, config: RobotConfig, spec: Any) -> 
         from motor_ident.commands.data_options import preparation
         from motor_ident.io.preprocess import prepare_record
 
-        return prepare_record(read_recording(path, args, config, spec).record, preparation(args, spec))[0]
+        recording = read_recording(path, args, config, spec)
+        return prepare_record(recording.record, preparation(args, spec), source=data_label(path, spec))[0]
 
     return read

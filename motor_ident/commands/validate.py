@@ -89,14 +89,14 @@ def provenance(config: RobotConfig, files: Mapping[str, str | Path | None]) -> d
 
 def acceptance_limits(config: RobotConfig, max_rre: str | None, min_r2: str | None) -> Any:
     """Limits from the command line, else the robot YAML's ``acceptance:`` block, else the default."""
-    import yaml
-
     from motor_ident.core.estimation.validation import AcceptanceLimits, parse_limits
     from motor_ident.errors import ConfigError
+    from motor_ident.schema import read_yaml
 
     block: Any = {}
     if config.source is not None and config.source.suffix.lower() in (".yaml", ".yml"):
-        block = (yaml.safe_load(config.source.read_text()) or {}).get("acceptance") or {}
+        doc = read_yaml(config.source)
+        block = (doc.get("acceptance") if isinstance(doc, Mapping) else None) or {}
     if not isinstance(block, Mapping):
         raise ConfigError(f"{config.source}: acceptance = {block!r}: expected {{max_rre: ..., min_r2: ...}}")
 
@@ -151,7 +151,7 @@ def validate_recording(
     from dataclasses import replace
 
     from motor_ident.commands.data_options import preparation, spec_defaults
-    from motor_ident.commands.torque_options import apply_torque_source, read_recording
+    from motor_ident.commands.torque_options import apply_torque_source, data_label, read_recording
     from motor_ident.core.actuators.torque_sources import UNITS
     from motor_ident.core.estimation.validation import judge, prediction_metrics
     from motor_ident.errors import DataError
@@ -162,7 +162,7 @@ def validate_recording(
     spec_defaults(args, spec)
     recording = read_recording(data, args, config, spec)
     how = replace(preparation(args, spec), recorded_stamps=True)
-    record, notes = prepare_record(recording.record, how)
+    record, notes = prepare_record(recording.record, how, source=data_label(data, spec))
     notes = recording.warnings + notes
     if getattr(args, "keep_origin", ""):
         notes += (f"{data}: range from {args.keep_origin}",)

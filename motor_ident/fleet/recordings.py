@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from motor_ident.errors import ConfigError, DataError
 from motor_ident.io.data import check_samples
+from motor_ident.schema import read_yaml
 
 RECORD_SUFFIXES = (".npz", ".csv")
 BAG_SUFFIXES = (".mcap", ".db3")
@@ -94,7 +94,10 @@ def load_robot_map(path: str | Path) -> dict[str, str]:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"--robot-map {path}: no such file")
-    raw = yaml.safe_load(path.read_text())
+    try:
+        raw = read_yaml(path)
+    except ConfigError as exc:
+        raise ConfigError(f"--robot-map {exc}") from None
     if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
         raise ConfigError(f"--robot-map {path}: expected a mapping 'robot name: robot config', got {raw!r}")
     out = {}

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from motor_ident.io.data import atomic_write
-from motor_ident.io.report import _FIGURE_CHECK, _STYLE, _save
+from motor_ident.io.report import _FIGURE_CHECK, _STYLE, save_figure
 
 
 def _figure(table: pd.DataFrame, tests: pd.DataFrame, alarmed: set[tuple[str, str, int]], title: str) -> object:
@@ -69,7 +69,7 @@ def write_fleet_report(out_dir: str | Path, table: pd.DataFrame, tests: pd.DataF
         name = f"{robot}__{joint}.png"
         title = f"{robot} / {joint}: estimate +- 2 std, baseline mean (dashed), alarms (red)"
         t = tests[(tests["robot"] == robot) & (tests["joint"] == joint)]
-        _save(_figure(group, t, alarmed, title), out / name)
+        save_figure(_figure(group, t, alarmed, title), out / name)
         figures.append((name, f"{robot} / {joint}"))
     page = _page(table, result, figures)
     path = out / "index.html"

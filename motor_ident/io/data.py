@@ -196,9 +196,9 @@ def record_from_columns(columns: Mapping[str, FloatArray], source: str) -> Joint
     def block(prefix: str, required: bool) -> FloatArray | None:
         names = [f"{prefix}.{j}" for j in joints]
         absent = [c for c in names if c not in columns]
+        if absent and (required or len(absent) < len(names)):  # a block is whole or absent, never partial
+            raise DataError(f"{source}: columns {absent} are missing (one per joint {joints})")
         if absent:
-            if required:
-                raise DataError(f"{source}: columns {absent} are missing")
             return None
         return np.column_stack([columns[c] for c in names])
 

@@ -35,13 +35,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
+from motor_ident.core.actuators.torque_sources import TORQUE_SOURCES
 from motor_ident.core.estimation.signals import Differentiation
 from motor_ident.errors import ConfigError, DataError
 from motor_ident.io.data import JointRecord, record_from_columns
 from motor_ident.io.preprocess import KeepRange, Preparation
-from motor_ident.schema import require_mapping
+from motor_ident.schema import read_yaml, require_mapping
 
 FORMAT_VERSION = 1
 DEG = math.pi / 180.0
@@ -147,7 +147,7 @@ def _unit(value: Any, key: str, name: str) -> float:
     prefix = name.split(".", 1)[0]
     if value is None:
         return 1.0
-    if value not in UNITS:
+    if not isinstance(value, str) or value not in UNITS:
         raise ConfigError(f"{key}.unit = {value!r}: expected one of {sorted(UNITS)}")
     quantity, factor = UNITS[value]
     allowed = QUANTITIES.get(prefix)
@@ -156,7 +156,23 @@ def _unit(value: Any, key: str, name: str) -> float:
     return factor
 
 
+def _flag(raw: Mapping[str, Any], key: str, default: bool, where: str = "") -> bool:
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}{key} = {value!r}: expected true or false")
+    return value
+
+
+def _text(raw: Mapping[str, Any], key: str, default: str | None, where: str = "") -> str | None:
+    value = raw.get(key, default)
+    if value is not None and (not isinstance(value, str) or not value):
+        raise ConfigError(f"{where}{key} = {value!r}: expected a non-empty string")
+    return value
+
+
 def _number(value: Any, key: str) -> float:
+    if isinstance(value, bool):
+        raise ConfigError(f"{key} = {value!r}: expected a number")
     try:
         out = float(value)
     except (TypeError, ValueError):
@@ -203,9 +219,9 @@ def differentiation_from_dict(raw: Any, key: str = "differentiation") -> Differe
         if name in raw:
             values[name] = _number(raw[name], f"{key}.{name}")
     if "method" in raw:
-        values["method"] = str(raw["method"])
+        values["method"] = _text(raw, "method", None, f"{key}.")
     if "filter_torque" in raw:
-        values["filter_torque"] = bool(raw["filter_torque"])
+        values["filter_torque"] = _flag(raw, "filter_torque", False, f"{key}.")
     try:
         return Differentiation(**values)
     except ConfigError as exc:
@@ -221,7 +237,7 @@ def spec_from_dict(doc: Any, path: Path | None = None) -> DataSpec:
     if not isinstance(doc, Mapping) or doc.get("data_spec") != FORMAT_VERSION:
         raise ConfigError(f"expected a mapping starting with 'data_spec: {FORMAT_VERSION}'")
     require_mapping(doc, "data spec", allowed=_KEYS)
-    fmt = str(doc.get("format", "csv"))
+    fmt = _text(doc, "format", "csv")
     if fmt not in ("csv", "bag"):
         raise ConfigError(f"format = {fmt!r}: expected csv or bag")
     columns_raw = doc.get("columns") or {}
@@ -249,24 +265,27 @@ def spec_from_dict(doc: Any, path: Path | None = None) -> DataSpec:
     topics = doc.get("topics")
     if topics is not None and (not isinstance(topics, Mapping) or not all(isinstance(v, str) for v in topics.values())):
         raise ConfigError(f"topics = {topics!r}: expected a mapping such as {{joint_states: /joint_states}}")
+    torque_source = _text(doc, "torque_source", None)
+    if torque_source is not None and torque_source not in TORQUE_SOURCES:
+        raise ConfigError(f"torque_source = {torque_source!r}: expected one of {list(TORQUE_SOURCES)}")
     skip = doc.get("skip_rows", 0)
     if isinstance(skip, bool) or not isinstance(skip, int) or skip < 0:
         raise ConfigError(f"skip_rows = {skip!r}: expected an integer >= 0")
     return DataSpec(
         path=path,
         format=fmt,
-        header=bool(doc.get("header", True)),
-        delimiter=str(doc.get("delimiter", ",")),
+        header=_flag(doc, "header", True),
+        delimiter=str(_text(doc, "delimiter", ",")),
         skip_rows=skip,
         time=time,
         rate_hz=rate,
         columns=tuple(columns),
-        torque_source=None if doc.get("torque_source") is None else str(doc["torque_source"]),
+        torque_source=torque_source,
         preparation=Preparation(
             keep=_keep(doc.get("keep")),
             resample_hz=resample,
             differentiation=differentiation_from_dict(doc.get("differentiation")),
-            resample=str(doc.get("resample", "auto")),
+            resample=str(_text(doc, "resample", "auto")),
         ),
         topics=None if topics is None else dict(topics),
     )
@@ -280,13 +299,7 @@ def load_spec(path: str | Path) -> DataSpec:
     """
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ConfigError(f"data spec {path}: cannot read: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"data spec {path}: not valid YAML: {exc}") from None
-    try:
-        return spec_from_dict(doc, path)
+        return spec_from_dict(read_yaml(path), path)
     except ConfigError as exc:
         raise ConfigError(f"data spec {path}: {exc}") from None
 
@@ -328,26 +341,28 @@ def _read_table(path: Path, spec: DataSpec) -> tuple[np.ndarray, list[str] | Non
 
 
 def _values(table: np.ndarray, names: list[str] | None, column: ColumnSpec, path: Path, label: str) -> np.ndarray:
+    key = "time" if column.name == "t" else f"columns.{column.name}"  # the key of the spec that names the column
+    where = f"{path} (through {label}: {key})"
     if isinstance(column.column, str):
         if names is None:
             raise ConfigError(
-                f"{label}: {column.name} names the column {column.column!r} but the file has no header "
+                f"{label}: {key} names the column {column.column!r} but the file has no header "
                 "(header: false): give its 0-based index"
             )
         if column.column not in names:
-            raise DataError(f"{path}: no column {column.column!r} (for {column.name}); the header has {names}")
+            raise DataError(f"{where}: no column {column.column!r}; the header has {names}")
         index = names.index(column.column)
     else:
         index = column.column
         if index >= table.shape[1]:
             raise DataError(
-                f"{path}: column {index} (for {column.name}) does not exist: the file has {table.shape[1]} "
-                f"columns, 0 to {table.shape[1] - 1}"
+                f"{where}: column {index} does not exist: the file has {table.shape[1]} columns, "
+                f"0 to {table.shape[1] - 1}"
             )
     raw = table[:, index]
     bad = np.flatnonzero(~np.isfinite(raw))
     if bad.size:
-        raise DataError(f"{path}: column {column.column!r} (for {column.name}) holds NaN or Inf in row {bad[0]}")
+        raise DataError(f"{where}: column {column.column!r} holds NaN or Inf in row {bad[0]}")
     return raw * column.factor + column.offset
 
 

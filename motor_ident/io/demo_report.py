@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from motor_ident.io.report import save_figure
+
 FloatArray = NDArray[np.float64]
 
 
@@ -168,8 +170,7 @@ def plot_run(result: RunResult, out_dir: str | Path) -> list[Path]:
     fig.suptitle("Joint torque: measured vs predicted by the active model")
     fig.tight_layout()
     paths.append(out / "torque_measured_vs_predicted.png")
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    save_figure(fig, paths[-1], dpi=110)
 
     t_r2, r2 = _series(rec.r2, n)
     fig, ax = plt.subplots(figsize=(9, 3.2))
@@ -188,8 +189,7 @@ def plot_run(result: RunResult, out_dir: str | Path) -> list[Path]:
         ax.legend(fontsize=7, ncol=3)
     fig.tight_layout()
     paths.append(out / "r2_over_time.png")
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    save_figure(fig, paths[-1], dpi=110)
 
     t_err, err = _series(rec.tracking_error, n)
     fig, ax = plt.subplots(figsize=(9, 3.2))
@@ -203,6 +203,5 @@ def plot_run(result: RunResult, out_dir: str | Path) -> list[Path]:
         ax.legend(fontsize=7)
     fig.tight_layout()
     paths.append(out / "tracking_error.png")
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    save_figure(fig, paths[-1], dpi=110)
     return paths

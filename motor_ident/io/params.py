@@ -36,9 +36,10 @@ import numpy as np
 import yaml
 from numpy.typing import NDArray
 
+from motor_ident.core.estimation.identification import LARGEST_VALUE
 from motor_ident.errors import ConfigError
 from motor_ident.io.data import atomic_write
-from motor_ident.schema import read_yaml
+from motor_ident.schema import config_number, read_yaml, require_mapping
 
 FloatArray = NDArray[np.float64]
 FORMAT_VERSION = 1
@@ -114,12 +115,20 @@ def _drive_gains(block: Any, origin: str) -> DriveGains:
     side = str(block.get("side", "joint"))
     if side not in ("joint", "motor"):
         raise ConfigError(f"{key}.side = {side!r}: expected 'joint' or 'motor'")
-    try:
-        values = {str(k): float(v) for k, v in block["values"].items()}
-        std = {str(k): float(v) for k, v in (block.get("std") or {}).items()}
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key}: expected numbers [N m/A]") from None
+    std_block = block.get("std") or {}
+    if not isinstance(std_block, Mapping):
+        raise ConfigError(f"{key}.std = {std_block!r}: expected a mapping motor name -> std [N m/A]")
+    values = {str(k): _value(v, f"{key}.values.{k}") for k, v in block["values"].items()}
+    std = {str(k): _value(v, f"{key}.std.{k}") for k, v in std_block.items()}
     return DriveGains(values=values, side=side, std=std, origin=origin)
+
+
+def _value(raw: Any, key: str) -> float:
+    return config_number(raw, key, largest=LARGEST_VALUE)
+
+
+def _is_nan(raw: Any) -> bool:
+    return isinstance(raw, float) and np.isnan(raw)
 
 
 def _floats(values: Sequence[float] | FloatArray) -> list[float]:
@@ -155,26 +164,40 @@ def load_parameters(path: str | Path, expected_names: Sequence[str] | None = Non
     path = Path(path)
     doc = read_yaml(path)
     if not isinstance(doc, Mapping) or doc.get("motor_ident_parameters") != FORMAT_VERSION:
-        raise ConfigError(f"parameter file {path}: not a motor_ident parameter file (format {FORMAT_VERSION})")
+        raise ConfigError(
+            f"parameter file {path}: not a motor_ident parameter file (no motor_ident_parameters: {FORMAT_VERSION})"
+        )
     block = doc.get("parameters")
     if not isinstance(block, Mapping) or "names" not in block or "values" not in block:
         raise ConfigError(f"parameter file {path}: 'parameters' needs 'names' and 'values'")
-    names = tuple(str(n) for n in block["names"])
-    try:
-        values = np.asarray(block["values"], dtype=float)
-        std = None if block.get("std") is None else np.asarray(block["std"], dtype=float)
-    except (TypeError, ValueError):
-        raise ConfigError(f"parameter file {path}: values are not numbers") from None
+    require_mapping(block, f"parameter file {path}: parameters", allowed={"names", "values", "std"})
+    lists = {key: block.get(key) for key in ("names", "values", "std")}
+    for key, items in lists.items():
+        if not (isinstance(items, list) or (key == "std" and items is None)):
+            raise ConfigError(f"parameter file {path}: parameters.{key} = {items!r}: expected a list")
+    if not all(isinstance(n, str) for n in block["names"]):
+        raise ConfigError(f"parameter file {path}: parameters.names: expected a list of names")
+    names = tuple(block["names"])
+    values = np.array(
+        [_value(v, f"parameter file {path}: parameters.values[{i}]") for i, v in enumerate(block["values"])]
+    )
+    std = None
+    if block.get("std") is not None:  # NaN: a parameter the data did not identify
+        std = np.array(
+            [
+                np.nan if _is_nan(v) else _value(v, f"parameter file {path}: parameters.std[{i}]")
+                for i, v in enumerate(block["std"])
+            ]
+        )
     if values.shape != (len(names),) or (std is not None and std.shape != values.shape):
-        raise ConfigError(f"parameter file {path}: {len(names)} names but {values.size} values")
-    if not np.all(np.isfinite(values)):
-        raise ConfigError(f"parameter file {path}: values contain NaN or Inf")
+        raise ConfigError(f"parameter file {path}: parameters: {len(names)} names but {values.size} values")
     if expected_names is not None:
         if set(expected_names) != set(names) or len(expected_names) != len(names):
             missing = sorted(set(expected_names) - set(names))[:5]
             unexpected = sorted(set(names) - set(expected_names))[:5]
             raise ConfigError(
-                f"parameter file {path} does not match this robot: missing {missing}, unexpected {unexpected}"
+                f"parameter file {path}: parameters.names do not match this robot: missing {missing}, "
+                f"unexpected {unexpected}"
             )
         order = [names.index(n) for n in expected_names]
         names, values = tuple(expected_names), values[order]

@@ -25,6 +25,7 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
+from motor_ident.core.estimation.identification import check_magnitude
 from motor_ident.core.estimation.signals import (
     Differentiation,
     check_increasing,
@@ -201,8 +202,12 @@ def resampling_note(record: JointRecord, grid: np.ndarray) -> str:
     )
 
 
-def prepare_record(record: JointRecord, preparation: Preparation) -> tuple[JointRecord, tuple[str, ...]]:
+def prepare_record(
+    record: JointRecord, preparation: Preparation, *, source: str = ""
+) -> tuple[JointRecord, tuple[str, ...]]:
     """Keep a range, make the stamps uniform, fill qd / qdd (module docstring).
+
+    ``source`` (the file the record was read from) starts every error message.
 
     Returns:
         The record with ``qd`` and ``qdd`` set — on uniform stamps, or on the recorded ones with
@@ -213,6 +218,16 @@ def prepare_record(record: JointRecord, preparation: Preparation) -> tuple[Joint
         DataError: stamps not increasing, too few samples, or a range that keeps too little.
         ConfigError: Butterworth differentiation on non-uniform stamps without resampling.
     """
+    try:
+        return _prepare(record, preparation)
+    except DataError as exc:
+        raise DataError(f"{source}: {exc}" if source else str(exc)) from None
+
+
+def _prepare(record: JointRecord, preparation: Preparation) -> tuple[JointRecord, tuple[str, ...]]:
+    for name in ("q", "qd", "tau"):  # huge values make the differentiating least squares fail
+        if getattr(record, name) is not None:
+            check_magnitude(name, getattr(record, name))
     notes: list[str] = []
     if preparation.keep is not None:
         before = record.t.size

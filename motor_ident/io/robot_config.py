@@ -57,6 +57,7 @@ from motor_ident.core.actuators.friction import FrictionShape
 from motor_ident.core.actuators.motor import MotorParameters
 from motor_ident.core.actuators.torque_sources import TorqueConverter, TorqueSource, torque_converter
 from motor_ident.core.actuators.transmission import Transmission, TransmissionGroup, build_transmission
+from motor_ident.core.estimation.identification import LARGEST_VALUE
 from motor_ident.core.floating_base.model import FloatingBaseModel, load_floating_base_model
 from motor_ident.core.rigid_body.model import RobotModel, load_robot_model
 from motor_ident.core.rigid_body.regressor import Regressor
@@ -65,7 +66,7 @@ from motor_ident.io.floating_base_config import FloatingBaseConfig, floating_bas
 from motor_ident.io.params import DriveGains
 from motor_ident.io.urdf_paths import EXAMPLE_ROBOT_PREFIX, example_robot_urdf
 from motor_ident.io.urdf_robot import urdf_robot_mapping
-from motor_ident.schema import read_yaml, require_mapping
+from motor_ident.schema import config_number, read_yaml, require_mapping
 
 FloatArray = NDArray[np.float64]
 
@@ -257,29 +258,48 @@ def find_config(name_or_path: str | Path) -> Path:
 def _friction_shape(raw: Any, key: str, default: FrictionShape | None = None) -> FrictionShape:
     if raw is None:
         return default or FrictionShape()
+    return _block(FrictionShape, raw, key)
+
+
+def _block(cls: type[Any], raw: Any, key: str) -> Any:
+    """A frozen dataclass (``friction:``, ``motor:``) from its YAML mapping, every value type-checked first.
+
+    Raises:
+        ConfigError: ``key.name = value: expected ...`` (a boolean is not a number, nor a number a boolean).
+    """
     if not isinstance(raw, Mapping):
-        raise ConfigError(f"{key} = {raw!r}: expected a mapping such as {{kind: coulomb_viscous}}")
-    require_mapping(raw, key, allowed={f.name for f in fields(FrictionShape) if f.init})
+        raise ConfigError(f"{key} = {raw!r}: expected a mapping")
+    kinds = {f.name: getattr(f.type, "__name__", str(f.type)) for f in fields(cls) if f.init}
+    require_mapping(raw, key, allowed=set(kinds))
+    values = dict(raw)
+    for name, value in raw.items():
+        if kinds[name] == "float":
+            values[name] = _number(value, f"{key}.{name}")
+        elif kinds[name] == "bool" and not isinstance(value, bool):
+            raise ConfigError(f"{key}.{name} = {value!r}: expected true or false")
     try:
-        return FrictionShape(**raw)
-    except ConfigError as exc:
+        return cls(**values)
+    except (ConfigError, TypeError) as exc:
         raise ConfigError(f"{key}: {exc}") from None
-    except TypeError as exc:
-        raise ConfigError(f"{key}: {exc}") from None
+
+
+def _number(value: Any, key: str) -> float:
+    return config_number(value, key, largest=LARGEST_VALUE)
 
 
 def _float_list(raw: Any, key: str, length: int | None = None) -> tuple[float, ...]:
     if not isinstance(raw, Sequence) or isinstance(raw, str):
         raise ConfigError(f"{key} = {raw!r}: expected a list of numbers")
-    try:
-        values = tuple(float(x) for x in raw)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} = {raw!r}: expected a list of numbers") from None
+    values = tuple(_number(x, f"{key}[{i}]") for i, x in enumerate(raw))
     if length is not None and len(values) != length:
         raise ConfigError(f"{key} = {list(values)}: expected {length} numbers")
-    if not all(np.isfinite(values)):
-        raise ConfigError(f"{key} = {list(values)}: expected finite numbers")
     return values
+
+
+def _optional_mapping(raw: Mapping[str, Any], key: str) -> Any:
+    """``raw[key]``, or {} when the key is absent or null (a wrong type is left for the caller to refuse)."""
+    value = raw.get(key)
+    return {} if value is None else value
 
 
 def _joint_config(raw: Any, key: str, default_friction: FrictionShape) -> JointConfig:
@@ -291,21 +311,9 @@ def _joint_config(raw: Any, key: str, default_friction: FrictionShape) -> JointC
     friction = _friction_shape(raw.get("friction"), f"{key}.friction", default_friction)
     values = raw.get("friction_values")
     friction_values = None if values is None else _float_list(values, f"{key}.friction_values", friction.n_parameters)
-    motor = None
-    if raw.get("motor") is not None:
-        if not isinstance(raw["motor"], Mapping):
-            raise ConfigError(f"{key}.motor = {raw['motor']!r}: expected a mapping")
-        try:
-            motor = MotorParameters(**raw["motor"])
-        except (ConfigError, TypeError) as exc:
-            raise ConfigError(f"{key}.motor: {exc}") from None
-    out = {}
-    for name in ("gear_ratio", "rotor_inertia"):
-        value = raw.get(name, 1.0 if name == "gear_ratio" else 0.0)
-        try:
-            out[name] = float(value)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{key}.{name} = {value!r}: expected a number") from None
+    motor = None if raw.get("motor") is None else _block(MotorParameters, raw["motor"], f"{key}.motor")
+    defaults = {"gear_ratio": JointConfig.gear_ratio, "rotor_inertia": JointConfig.rotor_inertia}
+    out = {name: _number(raw.get(name, default), f"{key}.{name}") for name, default in defaults.items()}
     if not out["gear_ratio"] > 0.0:
         raise ConfigError(f"{key}.gear_ratio = {out['gear_ratio']!r}: expected a number > 0")
     if not out["rotor_inertia"] >= 0.0:
@@ -335,11 +343,18 @@ def robot_config_from_dict(
     for key in ("name", "urdf", "joints"):
         if key not in raw:
             raise ConfigError(f"robot.{key} is missing")
-    urdf = Path(str(raw["urdf"]))
-    if str(raw["urdf"]).startswith(EXAMPLE_ROBOT_PREFIX):
-        urdf = example_robot_urdf(str(raw["urdf"])[len(EXAMPLE_ROBOT_PREFIX) :])
+    for key in ("name", "urdf"):
+        if not isinstance(raw[key], str) or not raw[key]:
+            raise ConfigError(f"robot.{key} = {raw[key]!r}: expected a non-empty string")
+    urdf = Path(raw["urdf"])
+    if raw["urdf"].startswith(EXAMPLE_ROBOT_PREFIX):
+        urdf = example_robot_urdf(raw["urdf"][len(EXAMPLE_ROBOT_PREFIX) :])
     elif not urdf.is_absolute() and base_dir is not None:
         urdf = base_dir / urdf
+    if not urdf.is_file():
+        raise ConfigError(f"robot.urdf = {raw['urdf']!r}: no such file {urdf}")
+    if not isinstance(raw.get("reflected_inertia", True), bool):
+        raise ConfigError(f"robot.reflected_inertia = {raw['reflected_inertia']!r}: expected true or false")
     joints = raw["joints"]
     if (
         not isinstance(joints, Sequence)
@@ -350,7 +365,7 @@ def robot_config_from_dict(
         raise ConfigError(f"robot.joints = {joints!r}: expected a non-empty list of joint names")
     gravity = _float_list(raw.get("gravity", [0.0, 0.0, -9.81]), "robot.gravity", 3)
     default_friction = _friction_shape(raw.get("friction"), "robot.friction")
-    per_joint = raw.get("joint_parameters") or {}
+    per_joint = _optional_mapping(raw, "joint_parameters")
     if not isinstance(per_joint, Mapping):
         raise ConfigError(f"robot.joint_parameters = {per_joint!r}: expected a mapping by joint name")
     stray = set(per_joint) - set(joints)
@@ -361,7 +376,7 @@ def robot_config_from_dict(
     )
     couplings = _couplings(raw.get("couplings"), tuple(joints), joint_parameters, default_friction)
     config = RobotConfig(
-        name=str(raw["name"]),
+        name=raw["name"],
         urdf=urdf,
         joints=tuple(joints),
         gravity=(gravity[0], gravity[1], gravity[2]),
@@ -388,7 +403,7 @@ def _torque_source(raw: Any, motors: tuple[str, ...]) -> TorqueSource:
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{key} = {raw!r}: expected a mapping such as {{kind: motor_current, drive_gains: ...}}")
     require_mapping(raw, key, allowed={"kind", "drive_gains", "gain_side", "ft_frame", "ft_joint"})
-    gains_raw = raw.get("drive_gains") or {}
+    gains_raw = _optional_mapping(raw, "drive_gains")
     if not isinstance(gains_raw, Mapping):
         raise ConfigError(f"{key}.drive_gains = {gains_raw!r}: expected a mapping motor name -> gain [N m/A]")
     if gains_raw and set(gains_raw) != set(motors):
@@ -444,17 +459,14 @@ def _couplings(
         if not isinstance(coupling, Sequence) or isinstance(coupling, str):
             raise ConfigError(f"{key}.coupling = {coupling!r}: expected a list of rows")
         rows = tuple(_float_list(row, f"{key}.coupling[{i}]", len(group_joints)) for i, row in enumerate(coupling))
-        per_motor = entry.get("motor_parameters") or {}
+        per_motor = _optional_mapping(entry, "motor_parameters")
         if not isinstance(per_motor, Mapping):
             raise ConfigError(f"{key}.motor_parameters = {per_motor!r}: expected a mapping by motor name")
         stray_motors = set(per_motor) - set(motors)
         if stray_motors:
             raise ConfigError(f"{key}.motor_parameters: {sorted(stray_motors)} are not in {key}.motors {list(motors)}")
         drives = tuple(_joint_config(per_motor.get(m), f"{key}.motor_parameters.{m}", default_friction) for m in motors)
-        try:
-            max_condition = float(entry.get("max_condition", 100.0))
-        except (TypeError, ValueError):
-            raise ConfigError(f"{key}.max_condition = {entry['max_condition']!r}: expected a number") from None
+        max_condition = _number(entry.get("max_condition", 100.0), f"{key}.max_condition")
         try:
             group = TransmissionGroup(
                 name=str(name),

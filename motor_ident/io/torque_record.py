@@ -51,8 +51,8 @@ def with_joint_torque(record: JointRecord, converter: TorqueConverter) -> JointR
         qd=record.qd,
         qdd=record.qdd,
         tau=record.tau,
-        current=motor_columns(record, "current", motors),
-        pwm=motor_columns(record, "pwm", motors),
+        current=motor_columns(record, "current", motors) if converter.needs == "current" else None,
+        pwm=motor_columns(record, "pwm", motors) if converter.needs == "pwm" else None,
         wrench=record.wrench,
     )
     return replace(record, tau=tau)

@@ -24,11 +24,12 @@ from typing import Any
 import numpy as np
 import yaml
 
+from motor_ident.core.estimation.identification import LARGEST_VALUE
 from motor_ident.core.excitation.fourier import FourierTrajectory
 from motor_ident.errors import ConfigError
 from motor_ident.io.data import atomic_write
 from motor_ident.io.robot_config import config_directories
-from motor_ident.schema import read_yaml, require_mapping
+from motor_ident.schema import config_number, read_yaml, require_mapping
 
 FORMAT_VERSION = 1
 
@@ -48,17 +49,19 @@ class NamedTrajectory:
         trajectory: the Fourier series.
         joints: joint names, one per row of the coefficients.
         metadata: extra information (robot, criterion, values), YAML friendly.
+        source: the file it was read from (for error messages; not saved).
     """
 
     trajectory: FourierTrajectory
     joints: tuple[str, ...]
     metadata: dict[str, Any] = field(default_factory=dict)
+    source: Path | None = None
 
     def __post_init__(self) -> None:
         if len(self.joints) != self.trajectory.a.shape[0] or len(set(self.joints)) != len(self.joints):
             raise ConfigError(
-                f"joints {list(self.joints)}: expected {self.trajectory.a.shape[0]} distinct names, "
-                "one per coefficient row"
+                f"{self.source or 'trajectory'}: joints {list(self.joints)}: expected {self.trajectory.a.shape[0]} "
+                "distinct names, one per coefficient row"
             )
 
     def select(self, joint_names: Sequence[str]) -> FourierTrajectory:
@@ -69,7 +72,8 @@ class NamedTrajectory:
         """
         missing = [j for j in joint_names if j not in self.joints]
         if missing:
-            raise ConfigError(f"joints {missing} are not in the trajectory's joints {list(self.joints)}")
+            source = f"{self.source}: " if self.source is not None else ""
+            raise ConfigError(f"{source}joints {missing} are not in the trajectory's joints {list(self.joints)}")
         idx = [self.joints.index(j) for j in joint_names]
         t = self.trajectory
         return FourierTrajectory(a=t.a[idx], b=t.b[idx], q0=t.q0[idx], base_frequency=t.base_frequency)
@@ -91,16 +95,21 @@ def save_trajectory(path: str | Path, named: NamedTrajectory) -> None:
     atomic_write(Path(path), lambda tmp: tmp.write_text(text))
 
 
-def _matrix(raw: Any, key: str, n: int) -> np.ndarray:
+def _numbers(raw: Any, key: str) -> np.ndarray:
+    """A list of YAML numbers (`config_number`: no booleans, nothing that overflows) as an array."""
+    if not isinstance(raw, Sequence) or isinstance(raw, str) or not raw:
+        raise ConfigError(f"{key} = {raw!r}: expected a list of numbers")
+    return np.array([config_number(x, f"{key}[{i}]", largest=LARGEST_VALUE) for i, x in enumerate(raw)])
+
+
+def _matrix(raw: Any, key: str, joints: Sequence[str]) -> np.ndarray:
+    n = len(joints)
     if not isinstance(raw, Sequence) or isinstance(raw, str) or len(raw) != n:
-        raise ConfigError(f"{key} = {raw!r}: expected {n} rows (one per joint) of numbers")
-    try:
-        arr = np.array(raw, dtype=float)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key}: expected {n} rows of numbers of equal length") from None
-    if arr.ndim != 2 or arr.shape[1] < 1 or not np.all(np.isfinite(arr)):
-        raise ConfigError(f"{key} has shape {arr.shape}: expected ({n}, M) finite numbers")
-    return arr
+        raise ConfigError(f"{key} = {raw!r}: expected {n} rows, one per joint of joints {list(joints)}")
+    rows = [_numbers(row, f"{key}[{i}]") for i, row in enumerate(raw)]
+    if len({row.size for row in rows}) != 1:
+        raise ConfigError(f"{key}: rows of {[row.size for row in rows]} numbers: expected rows of equal length")
+    return np.array(rows)
 
 
 def find_trajectory(path: str | Path) -> Path:
@@ -131,15 +140,9 @@ def load_trajectory(path: str | Path) -> NamedTrajectory:
     joints = doc["joints"]
     if not isinstance(joints, Sequence) or isinstance(joints, str) or not all(isinstance(j, str) for j in joints):
         raise ConfigError(f"{path}: joints = {joints!r}: expected a list of joint names")
-    n = len(joints)
-    a, b = _matrix(doc["a"], f"{path}: a", n), _matrix(doc["b"], f"{path}: b", n)
-    try:
-        q0 = np.array(doc["q0"], dtype=float)
-        base_frequency = float(doc["base_frequency"])
-    except (TypeError, ValueError):
-        raise ConfigError(
-            f"{path}: q0 = {doc['q0']!r}, base_frequency = {doc['base_frequency']!r}: expected numbers"
-        ) from None
+    a, b = _matrix(doc["a"], f"{path}: a", joints), _matrix(doc["b"], f"{path}: b", joints)
+    q0 = _numbers(doc["q0"], f"{path}: q0")
+    base_frequency = config_number(doc["base_frequency"], f"{path}: base_frequency", largest=LARGEST_VALUE)
     metadata = doc.get("metadata") or {}
     if not isinstance(metadata, Mapping):
         raise ConfigError(f"{path}: metadata = {metadata!r}: expected a mapping")
@@ -147,4 +150,4 @@ def load_trajectory(path: str | Path) -> NamedTrajectory:
         trajectory = FourierTrajectory(a=a, b=b, q0=q0, base_frequency=base_frequency)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
-    return NamedTrajectory(trajectory=trajectory, joints=tuple(joints), metadata=dict(metadata))
+    return NamedTrajectory(trajectory=trajectory, joints=tuple(joints), metadata=dict(metadata), source=path)

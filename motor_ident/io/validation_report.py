@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from motor_ident.core.estimation.validation import AcceptanceLimits, PredictionMetrics, Verdict
 from motor_ident.io.data import atomic_write
-from motor_ident.io.report import _FIGURE_CHECK, _STYLE, _save, _subsample
+from motor_ident.io.report import _FIGURE_CHECK, _STYLE, _subsample, save_figure
 
 FloatArray = NDArray[np.float64]
 
@@ -78,7 +78,7 @@ def write_validation_report(out_dir: str | Path, data: ValidationReportInput, *,
     axes[-1, 0].set_xlabel("time [s]")
     fig.suptitle("Validation recording: measured torque and the two models' predictions")
     fig.tight_layout()
-    _save(fig, out / "prediction.png")
+    save_figure(fig, out / "prediction.png")
 
     fig, ax = plt.subplots(figsize=(max(5.0, 1.2 * n + 2.0), 3.2))
     x = np.arange(n)
@@ -93,7 +93,7 @@ def write_validation_report(out_dir: str | Path, data: ValidationReportInput, *,
     ax.set_title("Relative residual error per joint (red: acceptance limit)", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    _save(fig, out / "rre.png")
+    save_figure(fig, out / "rre.png")
 
     page = _page(data, [("prediction.png", "Measured and predicted torque"), ("rre.png", "Relative residual error")])
     path = out / "index.html"

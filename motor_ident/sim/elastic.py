@@ -27,13 +27,13 @@ from pathlib import Path
 
 import numpy as np
 import scipy.linalg
-import yaml
 from numpy.typing import ArrayLike, NDArray
 
 from motor_ident.core.elastic.two_inertia import TwoInertiaParameters
 from motor_ident.core.rigid_body.model import RobotModel, forward_dynamics, inverse_dynamics
 from motor_ident.errors import ConfigError
 from motor_ident.papers.xin.bench import XIN_GEAR_RATIO, XIN_RATE_HZ
+from motor_ident.schema import read_yaml
 
 FloatArray = NDArray[np.float64]
 
@@ -387,7 +387,7 @@ def load_elastic_joints(path: str | Path, joints: tuple[str, ...]) -> list[Elast
         ConfigError: the block is missing, a joint is missing, or a value is wrong.
     """
     path = Path(path)
-    doc = yaml.safe_load(path.read_text())
+    doc = read_yaml(path)
     block = doc.get("elastic_joints") if isinstance(doc, dict) else None
     if not isinstance(block, dict):
         raise ConfigError(f"{path}: elastic_joints = {block!r}: expected a mapping by joint name")

@@ -87,8 +87,11 @@ def test_sample_range_and_fixed_rate(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"columns": {"q.a": 9, "tau.a": 1}}, "column 9 (for q.a) does not exist: the file has 5 columns"),
-        ({"columns": {"q.a": "pos_a", "tau.a": 1}}, "q.a names the column 'pos_a' but the file has no header"),
+        (
+            {"columns": {"q.a": 9, "tau.a": 1}},
+            "data spec: columns.q.a): column 9 does not exist: the file has 5 columns",
+        ),
+        ({"columns": {"q.a": "pos_a", "tau.a": 1}}, "columns.q.a names the column 'pos_a' but the file has no header"),
     ],
 )
 def test_errors_name_the_column(tmp_path: Path, change: dict, message: str) -> None:
@@ -122,5 +125,7 @@ def test_a_header_row_without_header_true_is_explained(tmp_path: Path) -> None:
     }
     record = read_with_spec(path, spec_from_dict(named))
     assert record.t.tolist() == [0.0, 0.01]
-    with pytest.raises(DataError, match=r"no column 'angle' \(for q.a\); the header has \['time', 'torque', 'pos'\]"):
+    with pytest.raises(
+        DataError, match=r"columns.q.a\): no column 'angle'; the header has \['time', 'torque', 'pos'\]"
+    ):
         read_with_spec(path, spec_from_dict({**named, "columns": {"q.a": "angle", "tau.a": "torque"}}))

@@ -27,6 +27,24 @@ FloatArray = NDArray[np.float64]
 LARGEST_VALUE = 1e50
 """Largest |q|, |qd|, |qdd|, |tau| `identify` takes: the regressor's products of larger values overflow."""
 
+
+def check_magnitude(name: str, x: ArrayLike) -> None:
+    """Refuse data whose finite values reach beyond `LARGEST_VALUE` (NaN and Inf are left to the caller).
+
+    Raises:
+        DataError: ``name reaches ...``, with the first such sample.
+    """
+    x = np.asarray(x, dtype=float)
+    with np.errstate(invalid="ignore"):
+        beyond = np.isfinite(x) & (np.abs(x) > LARGEST_VALUE)
+    if beyond.any():
+        k = int(np.flatnonzero(np.atleast_1d(beyond).reshape(max(x.shape[:1]), -1).any(axis=1))[0])
+        raise DataError(
+            f"{name} reaches {np.max(np.abs(x[beyond])):.3g} (first at sample {k}): beyond {LARGEST_VALUE:.0e} its "
+            "products overflow in the least squares; check its unit or a damaged sample"
+        )
+
+
 CACHE_BYTES = 128 * 2**20
 """Base regressors up to this size are kept for the covariance's second pass instead of being recomputed."""
 
@@ -134,11 +152,7 @@ def identify(
     for name, x in (("q", q), ("qd", qd), ("qdd", qdd), ("tau", tau)):
         if not np.all(np.isfinite(x)):
             raise DataError(f"{name} contains NaN or Inf: clean or cut the record first")
-        if x.size and np.max(np.abs(x)) > LARGEST_VALUE:
-            raise DataError(
-                f"{name} reaches {np.max(np.abs(x)):.3g}: beyond {LARGEST_VALUE:.0e} its products overflow in the "
-                "least squares; check its unit or a damaged sample"
-            )
+        check_magnitude(name, x)
     if not 0.0 <= validate_fraction < 1.0:
         raise ConfigError(f"validate = {validate_fraction!r}: expected a fraction in [0, 1)")
     method = Method(method)

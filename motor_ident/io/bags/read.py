@@ -39,12 +39,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import apsw
 import numpy as np
 from numpy.typing import NDArray
-from rosbags.highlevel import AnyReader, AnyReaderError
+from rosbags.highlevel import AnyReaderError
 from rosbags.rosbag2.errors import ReaderError
 from rosbags.serde import SerdeError
-from rosbags.typesys import Stores, TypesysError, get_typestore
+from rosbags.typesys import TypesysError
 
 from motor_ident.io.bags.joint_states import _JointStateCollector, _RawJointStates
 from motor_ident.io.bags.series import (
@@ -70,9 +71,24 @@ from motor_ident.io.bags.storage import (
     _rosbags_messages,
     _scan_mcap,
     _stamp,
+    open_reader,
 )
 
 FloatArray = NDArray[np.float64]
+_READ_ERRORS = (
+    AnyReaderError,
+    ReaderError,
+    SerdeError,
+    TypesysError,
+    sqlite3.DatabaseError,
+    struct.error,
+    OSError,
+    UnicodeDecodeError,  # a metadata.yaml that is not text
+    apsw.Error,  # rosbags reads sqlite3 bags through apsw
+    OverflowError,  # a damaged record length: rosbags reads that many bytes
+    MemoryError,
+)
+"""What rosbags and sqlite raise on a damaged bag."""
 
 
 def read_bag(
@@ -185,10 +201,10 @@ def read_bag(
                 else:
                     progress(min(0.99, count / _estimated_messages(files, count)))
 
-    errors = (AnyReaderError, ReaderError, SerdeError, TypesysError, sqlite3.DatabaseError, struct.error, OSError)
     try:
         consume(_rosbags_messages(target, found_for, span))
-    except errors as exc:
+    except _READ_ERRORS as error:
+        exc = _one_line(error)
         had = received()
         if storage == "mcap" and not had:
             # rosbags needs the footer and index an interrupted recording never wrote: scan instead.
@@ -198,7 +214,7 @@ def read_bag(
                 for file in files:
                     consume(_scan_mcap(file, found_for, notes))
             except (SerdeError, TypesysError, struct.error, UnicodeDecodeError, IndexError) as scan_exc:
-                notes.append(f"scan stopped: {scan_exc}")
+                notes.append(f"scan stopped: {_one_line(scan_exc)}")
         elif had:
             notes.append(f"{path} is damaged ({exc}): kept the {had} joint states read before the damage")
         else:
@@ -259,6 +275,11 @@ def read_bag(
     )
 
 
+def _one_line(exc: BaseException) -> str:
+    """An exception's text on one line (rosbags' and sqlite's messages may span several)."""
+    return " ".join(str(exc).split())
+
+
 @dataclass(frozen=True)
 class RawMessage:
     """One message of a bag as stored: topic, type, receive time [ns] and CDR bytes."""
@@ -287,12 +308,13 @@ def raw_messages(path: str | Path, *, topics: Sequence[str] | None = None) -> tu
         available.update(found)
 
     try:
-        with AnyReader([target], default_typestore=get_typestore(Stores.LATEST)) as reader:
+        with open_reader(target) as reader:
             check({c.topic: c.msgtype for c in reader.connections})
             connections = [c for c in reader.connections if wanted is None or c.topic in wanted]
             for connection, timestamp, data in reader.messages(connections=connections) if connections else ():
                 out.append(RawMessage(connection.topic, connection.msgtype, timestamp, bytes(data)))
-    except (AnyReaderError, ReaderError, sqlite3.DatabaseError, OSError) as exc:
+    except _READ_ERRORS as error:
+        exc = _one_line(error)
         if storage != "mcap" or out:
             if not out:
                 raise CorruptBagError(f"{path} cannot be read: {exc}") from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,25 @@ def _resolve_storage(path: Path) -> tuple[Path, str, list[Path], list[str]]:
     raise BagError(f"{path}: not a rosbag2 bag; give its directory, a .mcap or a .db3 file")
 
 
+@contextmanager
+def open_reader(target: Path) -> Iterator[AnyReader]:
+    """rosbags' `AnyReader` on ``target``, open until the block ends.
+
+    Raises:
+        ReaderError: also for a file cut inside its header, on which rosbags trips (a TypeError
+            or an IndexError from its parser).
+    """
+    reader = AnyReader([target], default_typestore=get_typestore(Stores.LATEST))
+    try:
+        reader.open()
+    except (TypeError, ValueError, IndexError, KeyError, OverflowError, MemoryError, struct.error) as exc:
+        raise ReaderError(f"cannot open {target.name}: {type(exc).__name__}: {exc}") from None
+    try:
+        yield reader
+    finally:
+        reader.close()
+
+
 def _rosbags_messages(
     target: Path, found_for: Callable[[dict[str, str]], list[_Found]], span: dict[str, int]
 ) -> Iterator[tuple[_Found, int, Any]]:
@@ -101,7 +121,7 @@ def _rosbags_messages(
 
     ``span`` receives the bag's ``start`` and ``end`` receive times [ns] (for progress).
     """
-    with AnyReader([target], default_typestore=get_typestore(Stores.LATEST)) as reader:
+    with open_reader(target) as reader:
         available = {c.topic: c.msgtype for c in reader.connections}
         span.update(start=reader.start_time, end=reader.end_time)
         wanted = {f.topic: f for f in found_for(available)}
