@@ -158,10 +158,11 @@ class ElasticSimNode(Node):
         self.last_problem = ""
 
     def destroy_node(self) -> None:
-        """Log the run's counts, then destroy."""
-        counts = f"{self.counts['steps']} steps, {self.counts['commands']} commands, {self.drops.total} dropped"
-        lockstep = f"; {self.wait.stop_line()}" if self.wait is not None else ""
-        self.get_logger().info(f"stopping at t = {self.t:.3f} s: {counts}{lockstep}")
+        """Log the run's counts (none when the constructor refused its parameters), then destroy."""
+        if "wait" in vars(self):  # set after the counts
+            counts = f"{self.counts['steps']} steps, {self.counts['commands']} commands, {self.drops.total} dropped"
+            lockstep = f"; {self.wait.stop_line()}" if self.wait is not None else ""
+            self.get_logger().info(f"stopping at t = {self.t:.3f} s: {counts}{lockstep}")
         super().destroy_node()
 
 

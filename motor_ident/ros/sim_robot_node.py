@@ -178,10 +178,11 @@ class SimRobotNode(Node):
         self.diag_pub.publish(msg)
 
     def destroy_node(self) -> None:
-        """Log the run's counts, then destroy."""
-        counts = f"{self.steps} steps, {self.commands_applied} commands, {self.rejected_commands} rejected"
-        lockstep = f"; {self.wait.stop_line()}" if self.wait is not None else ""
-        self.get_logger().info(f"stopping at t = {self.sim.t:.3f} s: {counts}{lockstep}")
+        """Log the run's counts (none when the constructor refused its parameters), then destroy."""
+        if "wait" in vars(self):  # set after the counts
+            counts = f"{self.steps} steps, {self.commands_applied} commands, {self.rejected_commands} rejected"
+            lockstep = f"; {self.wait.stop_line()}" if self.wait is not None else ""
+            self.get_logger().info(f"stopping at t = {self.sim.t:.3f} s: {counts}{lockstep}")
         super().destroy_node()
 
     def _publish(self) -> None:
