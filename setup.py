@@ -47,6 +47,7 @@ setup(
         "matplotlib>=3.7",
         "rich>=13",
         "rosbags>=0.10",  # rosbag2 (MCAP, sqlite3) without ROS
+        "apsw>=3.40",  # the SQLite binding rosbags reads sqlite3 bags through (its errors name a damaged bag)
         "cvxpy>=1.5",  # physically consistent identification (SDP)
         "clarabel>=0.9",  # open conic solver behind cvxpy
         "gmr>=1.6",  # Gaussian mixture regression of the deformation residual

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
@@ -125,13 +126,14 @@ def identify_fleet(
         return summary
     start = time.perf_counter()
     futures: dict[Future, Recording] = {}
+    run = uuid.uuid4().hex[:8]  # in every key: a rerun never reuses an interrupted run's cancelled keys
     for r in todo:
         try:
             samples = sample_count(r) if chunk_samples else None
         except Exception as exc:  # a recording that cannot be planned is its own failure, not the run's
             summary.failed.append(_failure(r, exc))
             continue
-        futures[_submit(client, task, r, settings, samples, chunk_samples, retries)] = r
+        futures[_submit(client, task, r, settings, samples, chunk_samples, retries, run)] = r
     done = 0
     try:
         for future in as_completed(futures, timeout=timeout):
@@ -173,12 +175,15 @@ def _submit(
     samples: int | None,
     chunk_samples: int,
     retries: int,
+    run: str,
 ) -> Future:
     """The future of a recording's row: one task, or chunk tasks and the task merging them.
 
-    Task keys name the robot too: the same file under two robots is two rows.
+    Task keys name the robot too (the same file under two robots is two rows) and the ``run``: Dask
+    cancels asynchronously, so a rerun in the same client (after Ctrl-C) that reused an interrupted
+    run's keys could see its new tasks cancelled with the old ones.
     """
-    key = f"{recording.robot}-{row_key(recording, settings)}"
+    key = f"{recording.robot}-{row_key(recording, settings)}-{run}"
     if samples is None or samples <= chunk_samples:
         return client.submit(task, recording, settings, retries=retries, pure=False, key=f"identify-{key}")
     chunks = [

@@ -124,7 +124,7 @@ ROSDEP_KEYS = {
         )
     },
 }
-PIP_ONLY = {"cvxpy", "rosbags", "gmr", "rich", "threadpoolctl", "mujoco", "distributed", "duckdb", "pyarrow"}
+PIP_ONLY = {"cvxpy", "rosbags", "apsw", "gmr", "rich", "threadpoolctl", "mujoco", "distributed", "duckdb", "pyarrow"}
 # Optional (setup.py's extra "monitor", `pip install 'motor_ident[monitor]'`): module -> PyPI name.
 MONITOR_EXTRA = {"foxglove": "foxglove-sdk", "websockets": "websockets"}
 
