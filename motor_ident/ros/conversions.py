@@ -25,11 +25,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-from builtin_interfaces.msg import Time
+from builtin_interfaces.msg import Duration, Time
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 from numpy.typing import NDArray
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+from trajectory_msgs.msg import JointTrajectory
 
 from motor_ident.io.joint_order import JointIndex, Reason
 from motor_ident.scenario.nodes import StampSettings
@@ -59,6 +60,29 @@ STAMP_AHEAD = "stamp jumped ahead"
 def stamp_to_seconds(stamp: Time) -> float:
     """A builtin_interfaces/Time as seconds."""
     return float(stamp.sec) + 1e-9 * float(stamp.nanosec)
+
+
+def stamp_to_nanoseconds(stamp: Time | Duration) -> int:
+    """A builtin_interfaces/Time or Duration as integer nanoseconds (exact)."""
+    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+
+
+def trajectory_times(msg: JointTrajectory) -> FloatArray:
+    """Absolute time [s] of each point of a JointTrajectory (K,): header stamp + time_from_start.
+
+    Summed in integer nanoseconds before the one conversion to seconds, so a point written by two
+    messages with different stamps (the excitation's overlapping chunks) has the same time to the
+    bit, and a reference interpolated between the same two points does not depend on which message
+    arrived last.
+    """
+    start = stamp_to_nanoseconds(msg.header.stamp)
+    return np.array([(start + stamp_to_nanoseconds(p.time_from_start)) * 1e-9 for p in msg.points])
+
+
+def nanoseconds_to_stamp(t_ns: int) -> Time:
+    """Integer nanoseconds (non-negative) as a builtin_interfaces/Time."""
+    sec, nanosec = divmod(max(int(t_ns), 0), 1_000_000_000)
+    return Time(sec=sec, nanosec=nanosec)
 
 
 def seconds_to_stamp(t: float) -> Time:

@@ -6,6 +6,11 @@ stamped in absolute time: the feedforward node's ``~/reference`` by default, or 
 joint_trajectory_controller's ``~/joint_trajectory`` (set ``output_topic``). The trajectory starts
 from the robot's position at rest and is blended in over ``ramp_time`` (`ramp_in`).
 
+The points lie on one grid, start + k ``spacing``, counted in integer nanoseconds: two chunks
+that overlap carry the same points at the same times, so a receiver interpolating the reference
+gets the same value whichever chunk it holds (a late chunk changes nothing; a lockstep run is
+repeatable).
+
 The trajectory is an optimised one from ``motor-ident excite`` (``trajectory_file``: a path, or
 one relative to motor_ident's share directory such as ``examples/icub_torso_excitation.yaml``) or a
 random finite Fourier series (seeded) around the middle of the URDF's position limits.
@@ -22,7 +27,7 @@ from motor_ident.core.excitation.fourier import ramp_in, random_fourier_trajecto
 from motor_ident.errors import ConfigError, MotorIdentError
 from motor_ident.io.trajectory import load_trajectory
 from motor_ident.ros.common import STATE_QOS, load_robot, run_node
-from motor_ident.ros.conversions import JointIndex, joint_state_arrays, seconds_to_stamp, stamp_to_seconds
+from motor_ident.ros.conversions import JointIndex, joint_state_arrays, nanoseconds_to_stamp, stamp_to_nanoseconds
 from motor_ident.ros.lifecycle import ManagedNode
 from motor_ident.scenario.nodes import ExcitationSettings
 
@@ -58,66 +63,75 @@ class ExcitationNode(ManagedNode):
                 velocity_amplitude=settings.velocity_amplitude,
                 q0=centre,
             )
-        self.horizon = settings.horizon
-        self.spacing = settings.spacing
-        self.publish_period = settings.publish_period
         self.ramp_time = settings.ramp_time
+        self.spacing_ns = max(1, round(settings.spacing * 1e9))
+        self.period_ns = max(1, round(settings.publish_period * 1e9))
+        self.points = (
+            int(np.ceil(settings.horizon * 1e9 / self.spacing_ns - 1e-9)) + 2
+        )  # per chunk: t + horizon covered
         topic = settings.output_topic
         self.pub = self.create_publisher(JointTrajectory, topic, 10)
         self.index = JointIndex(self.joints)
         self.messages = 0
-        self.last_time: float | None = None  # of the latest chunk [s]
+        self.last_ns: int | None = None  # state time of the latest chunk [ns]
 
     def start_commanding(self) -> None:
         """Activate: the trajectory starts (ramped in) from where the robot is at the next joint_states."""
-        self.start_time: float | None = None
+        self.start_ns: int | None = None
         self.q_start: np.ndarray | None = None
-        self.next_publish = -np.inf
+        self.next_publish_ns = 0
         self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
 
     def safe_output(self) -> None:
         """Deactivate: a reference holding the latest chunk's first position (no velocity), once."""
-        if self.last_time is None:
+        if self.last_ns is None:
             return
-        msg = self.chunk(self.last_time)
+        msg = self.chunk(self.last_ns)
         hold, zeros = msg.points[0].positions, [0.0] * len(self.joints)
         for point in msg.points:
             point.positions, point.velocities, point.accelerations = hold, zeros, zeros
         self.pub.publish(msg)
-        self.last_time = None
+        self.last_ns = None
 
     def _on_state(self, msg: JointState) -> None:
-        t = stamp_to_seconds(msg.header.stamp)
-        if self.start_time is not None and t < self.start_time:
-            self.start_time = None  # clock went back: start again from where the robot is
-        if self.start_time is None:
+        t_ns = stamp_to_nanoseconds(msg.header.stamp)
+        if self.start_ns is not None and t_ns < self.start_ns:
+            self.start_ns = None  # clock went back: start again from where the robot is
+        if self.start_ns is None:
             arrays, _ = joint_state_arrays(msg, self.index, ("position",))
             if not arrays:
                 return
-            self.start_time, self.q_start, self.next_publish = t, arrays[0], t
-        if t < self.next_publish:
+            self.start_ns, self.q_start, self.next_publish_ns = t_ns, arrays[0], t_ns
+        if t_ns < self.next_publish_ns:
             return
-        self.next_publish = t + self.publish_period
-        self.pub.publish(self.chunk(t))
-        self.last_time = t
+        periods = (t_ns - self.start_ns) // self.period_ns + 1  # on the start's grid: no drift, none skipped twice
+        self.next_publish_ns = self.start_ns + periods * self.period_ns
+        self.pub.publish(self.chunk(t_ns))
+        self.last_ns = t_ns
         self.messages += 1
 
-    def chunk(self, t: float) -> JointTrajectory:
-        """The trajectory from ``t`` to ``t + horizon`` as a JointTrajectory stamped ``t``."""
-        assert self.start_time is not None and self.q_start is not None
-        offsets = np.arange(0.0, self.horizon + 0.5 * self.spacing, self.spacing)
-        q, qd, qdd = ramp_in(t - self.start_time + offsets, self.q_start, self.trajectory, self.ramp_time)
+    def chunk(self, t_ns: int) -> JointTrajectory:
+        """The trajectory from ``t_ns`` [ns] to ``horizon`` past it, as a JointTrajectory.
+
+        Its points are the grid points start + k ``spacing`` from the last one at or before
+        ``t_ns`` on; the header is stamped with that first point's time (time_from_start 0).
+        """
+        assert self.start_ns is not None and self.q_start is not None
+        first = (t_ns - self.start_ns) // self.spacing_ns
+        since_start_ns = (first + np.arange(self.points)) * self.spacing_ns
+        q, qd, qdd = ramp_in(since_start_ns * 1e-9, self.q_start, self.trajectory, self.ramp_time)
         msg = JointTrajectory()
-        msg.header.stamp = seconds_to_stamp(t)
+        msg.header.stamp = nanoseconds_to_stamp(self.start_ns + int(since_start_ns[0]))
         msg.joint_names = list(self.joints)
-        for k, dt in enumerate(offsets):
-            sec = int(dt)
+        for k, offset_ns in enumerate(since_start_ns - since_start_ns[0]):
             msg.points.append(
                 JointTrajectoryPoint(
                     positions=q[k].tolist(),
                     velocities=qd[k].tolist(),
                     accelerations=qdd[k].tolist(),
-                    time_from_start=Duration(sec=sec, nanosec=int(round((dt - sec) * 1e9))),
+                    time_from_start=Duration(
+                        sec=int(offset_ns // 1_000_000_000), nanosec=int(offset_ns % 1_000_000_000)
+                    ),
                 )
             )
         return msg

@@ -64,7 +64,7 @@ from motor_ident.ros.conversions import (
     publisher_warning,
     seconds_to_stamp,
     stamp_order,
-    stamp_to_seconds,
+    trajectory_times,
 )
 from motor_ident.ros.lifecycle import ManagedNode
 from motor_ident.ros.wire import Float64ArrayWriter, JointStateReader, all_finite
@@ -218,8 +218,7 @@ class FeedforwardNode(ManagedNode):
         if order is None or not msg.points:
             self.get_logger().warning("reference ignored: joints missing or no points", throttle_duration_sec=2.0)
             return
-        start = stamp_to_seconds(msg.header.stamp)
-        t = np.array([start + stamp_to_seconds(p.time_from_start) for p in msg.points])
+        t = trajectory_times(msg)
         try:
             q = np.array([np.asarray(p.positions, dtype=float)[order] for p in msg.points])
             qd = np.array(

@@ -59,7 +59,7 @@ from motor_ident.ros.conversions import (
     InputDrops,
     JointIndex,
     make_status,
-    stamp_to_seconds,
+    trajectory_times,
 )
 from motor_ident.ros.lifecycle import ManagedNode
 from motor_ident.ros.wire import Float64ArrayReader, Float64ArrayWriter, JointStateReader
@@ -179,8 +179,7 @@ class PwmFeedforwardNode(ManagedNode):
         if any(len(p.velocities) != n or len(p.accelerations) != n for p in msg.points):
             self._drop("reference", f"a point without {n} velocities and accelerations")
             return
-        start = stamp_to_seconds(msg.header.stamp)
-        t = np.array([start + stamp_to_seconds(p.time_from_start) for p in msg.points])
+        t = trajectory_times(msg)
         joint = np.array(
             [
                 [np.asarray(p.velocities, dtype=float)[order], np.asarray(p.accelerations, dtype=float)[order]]

@@ -8,6 +8,7 @@ import pytest
 from motor_ident.core.excitation.fourier import random_fourier_trajectory
 from motor_ident.errors import ConfigError
 from motor_ident.io.trajectory import NamedTrajectory, save_trajectory
+from motor_ident.ros.conversions import trajectory_times
 
 pytestmark = pytest.mark.ros
 
@@ -43,11 +44,42 @@ def test_plays_the_saved_trajectory_in_the_robot_joint_order(ros, tmp_path) -> N
     assert list(node.joints) == JOINTS
     node._on_state(make_joint_state(node.joints, 100.0, np.zeros(4), np.zeros(4), np.zeros(4)))
     t = 100.0 + node.ramp_time + 1.3  # past the blend-in: the reference is the file's trajectory
-    msg = node.chunk(t)
+    msg = node.chunk(round(t * 1e9))
     q_msg = np.array([p.positions for p in msg.points])
-    offsets = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in msg.points])
-    q_true, _, _ = trajectory.evaluate(t - 100.0 + offsets)
+    q_true, _, _ = trajectory.evaluate(trajectory_times(msg) - 100.0)
     np.testing.assert_allclose(q_msg, q_true, atol=1e-12)
+
+
+def test_overlapping_chunks_carry_the_same_points(ros, tmp_path) -> None:
+    """Chunks published at different states (every 7 ms here, off the 10 ms point grid) share their
+    points to the bit: a receiver that holds an older chunk interpolates the same reference."""
+    from motor_ident.core.control.computed_torque import ReferenceBuffer
+    from motor_ident.ros.conversions import make_joint_state
+
+    trajectory = random_fourier_trajectory(np.random.default_rng(2), n=4, harmonics=3, base_frequency=0.3)
+    path = tmp_path / "traj.yaml"
+    save_trajectory(path, NamedTrajectory(trajectory, joints=tuple(JOINTS)))
+    node = _make_node(ros, str(path))
+    node._on_state(make_joint_state(node.joints, 7.0005, np.zeros(4), np.zeros(4), np.zeros(4)))
+    buffers = []
+    for k in range(5):
+        msg = node.chunk(7_000_500_000 + 1_700_000_000 + 7_000_000 * k)  # in the ramp and out of it
+        points = msg.points
+        buffer = ReferenceBuffer(4)
+        buffer.set(
+            trajectory_times(msg),
+            [p.positions for p in points],
+            [p.velocities for p in points],
+            [p.accelerations for p in points],
+        )
+        assert trajectory_times(msg)[-1] >= 7.0005 + 1.7 + 0.007 * k + node.settings.horizon
+        buffers.append(buffer)
+    for t in 8.7355 + 0.0013 * np.arange(200):
+        samples = [b.sample(t) for b in buffers]
+        held = [np.array(x) for x in samples if x is not None]
+        assert len(held) >= 1
+        for other in held[1:]:
+            np.testing.assert_array_equal(other, held[0])
 
 
 def test_a_trajectory_without_the_robot_joints_is_refused_naming_the_parameter(ros, tmp_path) -> None:

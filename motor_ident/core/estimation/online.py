@@ -115,8 +115,13 @@ class IdentifierConfig:
         window_duration: time span of the sliding buffer [s] (Kolathaya et al. 2016: 50 samples
             at their 3 Hz refit rate, about 17 s).
         sample_rate: rate of the samples the buffer keeps [Hz]: the stream is decimated to the
-            nearest rate at or above it (1 kHz states at 100 Hz: every 10th); a slower stream is
-            kept whole.
+            nearest rate at or above it (1 kHz states at 100 Hz: blocks of 10); a slower stream
+            is kept whole.
+        decimation: how a block becomes one sample: ``average`` (its samples' base regressor
+            rows and torques averaged: tau = Y theta holds for the averages exactly, and white
+            torque noise drops by the square root of the block's length) or ``first`` (its first
+            sample, the rest discarded: a buffer sampled at a low rate, as Kolathaya et al. 2016
+            sample theirs at 3 Hz).
         refit_period: time between refits [s] (0: at every kept sample).
         velocity_cutoff_hz: EMA cutoff for velocity and acceleration [Hz].
         alpha: data weight of the pull toward the nominal model (Kolathaya et al. 2016, eq. 105), in (0, 1].
@@ -137,6 +142,11 @@ class IdentifierConfig:
         low=0.0,
         high=100000.0,
         open=(True, False),
+    )
+    decimation: str = setting(
+        "average",
+        "a block of samples becomes its average (anti-aliasing) or its first sample",
+        choices=("average", "first"),
     )
     refit_period: float = setting(0.1, "time between refits (0: at every kept sample)", unit="s", low=0.0, high=3600.0)
     velocity_cutoff_hz: float = setting(
@@ -168,7 +178,7 @@ class WindowCounts:
 
     Attributes:
         input_rate_hz: the stream's rate [Hz].
-        decimation: keep every k-th sample.
+        decimation: average blocks of k samples into one.
         window: samples in the buffer.
         refit_every: kept samples between refits.
     """
@@ -196,10 +206,10 @@ class WindowCounts:
         return self.input_rate_hz / self.decimation
 
     def describe(self) -> str:
-        """E.g. ``stream at 1000 Hz, every 10th sample kept (100 Hz): window 500 samples, refit every 10``."""
-        every = "every sample" if self.decimation == 1 else f"every {self.decimation}th sample"
+        """E.g. ``stream at 1000 Hz, blocks of 10 samples averaged (100 Hz): window 500 samples, refit every 10``."""
+        kept = "every sample kept" if self.decimation == 1 else f"blocks of {self.decimation} samples averaged"
         return (
-            f"stream at {self.input_rate_hz:.4g} Hz, {every} kept ({self.rate_hz:.4g} Hz): window {self.window} "
+            f"stream at {self.input_rate_hz:.4g} Hz, {kept} ({self.rate_hz:.4g} Hz): window {self.window} "
             f"samples ({self.window / self.rate_hz:.3g} s), refit every {self.refit_every}"
         )
 
@@ -209,7 +219,7 @@ class OnlineIdentifier:
 
     Each accepted sample goes through: acceleration from EMA-filtered velocity (Kolathaya et al. 2016) -> a
     delay line that holds q, qd and tau back by the filter's lag so all four describe the same
-    instant -> decimation -> base regressor row -> sliding window. Every
+    instant -> base regressor rows -> decimation (the average of a block) -> sliding window. Every
     ``refit_every`` kept samples the window is solved and the gate updated. A timestamp that does not
     increase resets everything (bag loop, simulator reset). The sample counts (`counts`) come
     from the settings' times and the stream's rate: given, or measured over its first
@@ -237,7 +247,11 @@ class OnlineIdentifier:
         counts = WindowCounts.of(config, input_rate_hz or config.sample_rate)
         self.counts: WindowCounts | None = counts if input_rate_hz is not None else None
         self._steps: list[float] = []
-        self._kept = 0
+        self._block_Y = np.zeros((n, base.n_base))  # sums over the decimation block being averaged
+        self._block_tau = np.zeros(n)
+        self._block_count = np.zeros(n)  # samples per joint in the block's sums (min_velocity)
+        self._block_size = 0
+        self._all_joints = np.ones(n, dtype=bool)
         self.window = SlidingWindowLS(
             n, base.n_base, counts.window, theta_nominal=self.theta_nominal, alpha=config.alpha
         )
@@ -326,8 +340,25 @@ class OnlineIdentifier:
         self.gate.reset()
         self.fit = None
         self._since_refit = 0
-        self._kept = 0
+        self._empty_block()
         self.resets += 1
+
+    def _add_to_block(self, aligned: FloatArray, qdd: FloatArray) -> None:
+        """Add one delay-aligned sample ([q, qd, tau], (3n,); qdd (n,)) to the block's sums: its
+        base regressor rows and torques, each joint's only when min_velocity keeps it."""
+        n = qdd.size
+        q, qd, tau = aligned[:n], aligned[n : 2 * n], aligned[2 * n :]
+        keep = np.abs(qd) >= self.config.min_velocity if self.config.min_velocity > 0.0 else self._all_joints
+        Y = self.base.base_regressor(self.regressor.rows(q, qd, qdd, out=self._Y)[0])
+        self._block_Y += keep[:, None] * Y
+        self._block_tau += keep * tau
+        self._block_count += keep
+
+    def _empty_block(self) -> None:
+        self._block_Y[:] = 0.0
+        self._block_tau[:] = 0.0
+        self._block_count[:] = 0.0
+        self._block_size = 0
 
     def add_sample(self, t: float, q: ArrayLike, qd: ArrayLike, tau: ArrayLike) -> bool:
         """Feed one measurement; returns False when it was dropped (non-finite, clock went back).
@@ -362,18 +393,24 @@ class OnlineIdentifier:
         aligned = self._delay.push(np.concatenate([q, qd, tau]))
         if aligned is None:
             return True
-        self._kept += 1  # the decimation's phase starts at the first aligned sample, rate known or not
-        if self.counts is None or (self._kept - 1) % self.counts.decimation:
+        if self.counts is None:
             return True
-        n = q.size
+        self._block_size += 1
+        if self.config.decimation == "average" or self._block_size == 1:
+            self._add_to_block(aligned, qdd_f)
+        if self._block_size < self.counts.decimation:
+            return True
+        used = self._block_count > 0
+        weight = 1.0 / np.maximum(self._block_count, 1)
+        Y, tau = self._block_Y * weight[:, None], self._block_tau * weight
+        self._empty_block()
         mask = None
         if self.config.min_velocity > 0.0:
-            mask = np.abs(aligned[n : 2 * n]) >= self.config.min_velocity
+            mask = used
             self.samples_near_rest += ~mask
-        Y = self.base.base_regressor(self.regressor.rows(aligned[:n], aligned[n : 2 * n], qdd_f, out=self._Y)[0])
         theta = self.theta_nominal if self.fit is None else self.fit.theta
-        self.heldout.add(aligned[2 * n :], Y @ theta, mask)  # predicted before the sample is fitted
-        self.window.add(Y, aligned[2 * n :], mask)
+        self.heldout.add(tau, Y @ theta, mask)  # predicted before the sample is fitted
+        self.window.add(Y, tau, mask)
         self.samples_used += 1
         self._since_refit += 1
         if self._since_refit >= self.counts.refit_every:

@@ -185,6 +185,7 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
     buffer = {
         "window_duration": PAPER_WINDOW / PAPER_REFIT_HZ,  # 50 samples at 3 Hz
         "sample_rate": PAPER_REFIT_HZ,
+        "decimation": "first",  # a sample every 1/3 s, as the paper's buffer (an average of 333 would filter the noise)
         "refit_period": 0.0,  # at every kept sample
         "r2_threshold": PAPER_R2_THRESHOLD,
         "r2_definition": "predicted",
