@@ -10,6 +10,7 @@
   busy processes, with the stand-in robot in the node's process and in its own; once more with the
   executor a node process does not spin (`motor_ident.ros.common.NODE_EXECUTOR` is the one
   `run_node` uses), for comparison;
+- the online identifier's cost per 1 kHz sample, its blocks averaged and its first samples kept;
 - offline identification throughput on a 10-minute 1 kHz record, as a multiple of real time;
 - resident memory at the start and end of a simulated closed-loop run;
 - with ``--processes``: a lockstep scenario run with every node in its own process (the layout on a
@@ -191,6 +192,38 @@ def bench_consistency(repeats: int = 30) -> dict[str, Any]:
     }
 
 
+def bench_online(seconds: float = 5.0) -> list[dict[str, Any]]:
+    """The online identifier's cost per 1 kHz sample, valkyrie_arm, default settings but the
+    consistency check (its SDP is `bench_consistency`), for each ``decimation``."""
+    import dataclasses
+
+    from motor_ident.core.estimation.gate import GateConfig
+    from motor_ident.core.estimation.identification import structural_base_parameters
+    from motor_ident.core.estimation.online import IdentifierConfig, OnlineIdentifier
+    from motor_ident.io.robot_config import load_robot_config
+    from motor_ident.sim.synthetic import excitation_record
+
+    config = load_robot_config("valkyrie_arm")
+    regressor = config.build_regressor()
+    base = structural_base_parameters(regressor)
+    theta = config.nominal_parameters(regressor)
+    record, _ = excitation_record(regressor, theta, duration=seconds, rate_hz=1000.0, noise_std=0.1, seed=2)
+    qd = record.qd
+    assert qd is not None  # excitation_record gives exact velocities
+    gate = GateConfig(require_consistent=False)
+    rows = []
+    for decimation in ("average", "first"):
+        settings = dataclasses.replace(IdentifierConfig(), decimation=decimation, gate=gate)
+
+        def run(settings: IdentifierConfig = settings) -> None:
+            ident = OnlineIdentifier(regressor, base, 1.3 * theta, settings)
+            for k in range(record.t.size):
+                ident.add_sample(record.t[k], record.q[k], qd[k], record.tau[k])
+
+        rows.append({"decimation": decimation, "us_per_sample": _per_sample_us(record.t.size, run)})
+    return rows
+
+
 def bench_batch(seconds: float = 600.0, rate_hz: float = 1000.0) -> dict[str, Any]:
     """Offline identification throughput on a synthetic valkyrie_arm record."""
     from motor_ident.core.estimation.identification import identify, structural_base_parameters
@@ -327,6 +360,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         results["refit"] = bench_refit(updates=100 if quick else 300)
     with console.status("physical consistency check ..."):
         results["consistency"] = bench_consistency(10 if quick else 30)
+    with console.status("online identifier per sample ..."):
+        results["online"] = bench_online(2.0 if quick else 5.0)
     with console.status("offline identification throughput ..."):
         results["batch"] = bench_batch(60.0 if quick else 600.0)
     ff_seconds = 5.0 if quick else args.ff_seconds
@@ -383,6 +418,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         f"SDP {c['sdp_ms']:.1f} ms (p95 {c['sdp_p95_ms']:.1f}), O(b) test {c['fast_us']:.0f} us",
         "< refit period (100 ms at 10 Hz)",
     )
+    for row in results["online"]:
+        table.add_row(
+            f"online identifier, 4 DoF, decimation {row['decimation']}",
+            f"{row['us_per_sample']:.0f} us per 1 kHz sample (refits included, consistency check apart)",
+            "<= 100 us (a tenth of a core at 1 kHz)",
+        )
     for row in bench_latency.table_rows(
         results["latency"], runs=runs, background=args.background, kind=args.background_kind
     ):
@@ -417,6 +458,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "regressor_over_rnea": {r["robot"]: r["over_rnea"] for r in results["regressor"]},
         "refit_hz": refit_2000,
         "consistency_check_ms": c["sdp_ms"],
+        "online_us_per_sample": {r["decimation"]: r["us_per_sample"] for r in results["online"]},
         **latency_keys(results["latency"]),
         "ff_executor": NODE_EXECUTOR,
         f"ff_separate_{other_executor}_latency_p99_ms": other["latency_p99_ms"],

@@ -64,12 +64,14 @@ def test_bench_json_has_the_floor_and_the_ratios(tmp_path: Path, monkeypatch: py
     )
     monkeypatch.setattr(bench, "bench_consistency", lambda repeats: {"sdp_ms": 1.0, "sdp_p95_ms": 1.0, "fast_us": 1.0})
     monkeypatch.setattr(bench, "bench_batch", lambda seconds: {"x_realtime": 1.0, "record_s": seconds})
+    monkeypatch.setattr(bench, "bench_online", lambda seconds: [{"decimation": "average", "us_per_sample": 40.0}])
     monkeypatch.setattr(
         bench, "bench_memory", lambda seconds: {"rss_start_mb": 1.0, "rss_end_mb": 1.0, "sim_s": seconds}
     )
     out = tmp_path / "bench.json"
     assert cli.main(["bench", "--runs", "3", "--ff-seconds", "1", "--background", "1", "--json", str(out)]) == 0
     summary = json.loads(out.read_text())
+    assert summary["online_us_per_sample"] == {"average": 40.0}
     assert summary["ff_latency_p99_ms"] == 1.2  # the median of 1.2, 9.0, 1.1: one bad run does not decide
     assert summary["echo_latency_p99_ms"] == 0.8 and summary["echo_missed_cycles"] == 20
     assert summary["echo_latency_p99_ms_separate"] == 1.6 and summary["echo_missed_cycles_separate"] == 40
@@ -107,7 +109,8 @@ def test_latency_only_measures_the_chosen_cases_and_nothing_else(
 
     monkeypatch.setattr(latency, "measure_feedforward_latency", fake_measure)
     monkeypatch.setattr(latency, "BackgroundLoad", lambda count, kind: _NoLoad())
-    others = ("bench_regressor", "bench_floating", "bench_refit", "bench_consistency", "bench_batch", "bench_memory")
+    others = ("bench_regressor", "bench_floating", "bench_refit", "bench_consistency", "bench_online", "bench_batch")
+    others += ("bench_memory",)
     for name in others:
         monkeypatch.setattr(bench, name, must_not_run)
     out = tmp_path / "bench.json"

@@ -21,7 +21,8 @@ pytestmark = pytest.mark.ros
 DURATION_S = 10.0  # simulated; the gate opens at ~6 s (window 5 s, ramp 2 s)
 # The scenario's own lockstep_timeout (0.5 s): a late duty cycle is held, not applied to the next state,
 # so a few timeout steps on a loaded machine cost a held command each, not a loop one command behind
-# for the rest of the run (which took the yaw's R^2 from 0.97 to 0.94, under the gate's 0.95).
+# for the rest of the run. The yaw's R^2 is 0.997 at the end (the identifier averages blocks of 10
+# states); when it kept every 10th state it was 0.94-0.975, set by message timing (the gate at 0.95).
 T_WAIST = np.array([[0.0, 0.55, 0.55], [0.0, 0.55, -0.55], [1.0, -0.25, 0.25]])  # config/icub_torso.yaml
 MOTORS = ["m_0B4M0", "m_0B3M0", "m_0B3M1"]
 JOINTS = ["torso_pitch", "torso_roll", "torso_yaw"]
@@ -121,8 +122,8 @@ def run():
 
 
 def test_gate_opens_with_every_joint_over_the_threshold(run) -> None:
-    """The identifier's gate opens within the run with R^2 >= 0.95 on pitch, roll and yaw (the yaw was
-    at ~0.2 under the random excitation), stays open, and every joint is still over 0.95 at the end."""
+    """The identifier's gate opens within the run with R^2 >= 0.95 on pitch, roll and yaw (the yaw is
+    at 0.62 under the random excitation), stays open, and every joint is still over 0.95 at the end."""
     from motor_ident.io.demo_report import summarize
 
     result, _ = run
