@@ -155,73 +155,17 @@ def bench_refit(windows: tuple[int, ...] = (500, 2000, 10000), updates: int = 30
 
 
 def bench_consistency(repeats: int = 30) -> dict[str, Any]:
-    """Cost of the gate's physical-consistency check on valkyrie_arm (4 links, 34 base parameters).
+    """`motor_ident.commands.bench_identifier.bench_consistency` (a module of its own: it imports this one)."""
+    from motor_ident.commands import bench_identifier
 
-    ``sdp_ms``: an estimate from 5 s of noisy data checked against a 30 % heavier nominal model,
-    so the O(b) test fails and the SDP decides (what the demo's identifier does at every refit);
-    ``fast_us``: the true parameters, which pass the O(b) eigenvalue test.
-    """
-    from motor_ident.core.estimation.consistency import ConsistencyChecker
-    from motor_ident.core.estimation.constraints import physical_constraints
-    from motor_ident.core.estimation.identification import structural_base_parameters
-    from motor_ident.core.estimation.online import IdentifierConfig, OnlineIdentifier
-    from motor_ident.io.robot_config import load_robot_config
-    from motor_ident.sim.synthetic import excitation_record
-
-    config = load_robot_config("valkyrie_arm")
-    regressor = config.build_regressor()
-    base = structural_base_parameters(regressor)
-    theta = config.nominal_parameters(regressor)
-    record, _ = excitation_record(regressor, theta, duration=5.0, rate_hz=1000.0, noise_std=0.1, seed=2)
-    qd = record.qd
-    assert qd is not None  # excitation_record gives exact velocities
-    ident = OnlineIdentifier(regressor, base, 1.3 * theta, IdentifierConfig(refit_period=1.0))
-    for k in range(record.t.size):
-        ident.add_sample(record.t[k], record.q[k], qd[k], record.tau[k])
-    fit = ident.fit
-    if fit is None:
-        raise RuntimeError("bench: the identifier produced no estimate")
-    ident.check_consistency(fit)  # compiles the SDP
-    sdp = [ident.check_consistency(fit).seconds for _ in range(repeats)]
-    checker = ConsistencyChecker(physical_constraints(regressor), base, theta)
-    fast = [checker.check(base.to_base(theta)).seconds for _ in range(repeats * 10)]
-    return {
-        "sdp_ms": 1e3 * float(np.median(sdp)),
-        "sdp_p95_ms": 1e3 * float(np.percentile(sdp, 95)),
-        "fast_us": 1e6 * float(np.median(fast)),
-    }
+    return bench_identifier.bench_consistency(repeats)
 
 
 def bench_online(seconds: float = 5.0) -> list[dict[str, Any]]:
-    """The online identifier's cost per 1 kHz sample, valkyrie_arm, default settings but the
-    consistency check (its SDP is `bench_consistency`), for each ``decimation``."""
-    import dataclasses
+    """`motor_ident.commands.bench_identifier.bench_online`."""
+    from motor_ident.commands import bench_identifier
 
-    from motor_ident.core.estimation.gate import GateConfig
-    from motor_ident.core.estimation.identification import structural_base_parameters
-    from motor_ident.core.estimation.online import IdentifierConfig, OnlineIdentifier
-    from motor_ident.io.robot_config import load_robot_config
-    from motor_ident.sim.synthetic import excitation_record
-
-    config = load_robot_config("valkyrie_arm")
-    regressor = config.build_regressor()
-    base = structural_base_parameters(regressor)
-    theta = config.nominal_parameters(regressor)
-    record, _ = excitation_record(regressor, theta, duration=seconds, rate_hz=1000.0, noise_std=0.1, seed=2)
-    qd = record.qd
-    assert qd is not None  # excitation_record gives exact velocities
-    gate = GateConfig(require_consistent=False)
-    rows = []
-    for decimation in ("average", "first"):
-        settings = dataclasses.replace(IdentifierConfig(), decimation=decimation, gate=gate)
-
-        def run(settings: IdentifierConfig = settings) -> None:
-            ident = OnlineIdentifier(regressor, base, 1.3 * theta, settings)
-            for k in range(record.t.size):
-                ident.add_sample(record.t[k], record.q[k], qd[k], record.tau[k])
-
-        rows.append({"decimation": decimation, "us_per_sample": _per_sample_us(record.t.size, run)})
-    return rows
+    return bench_identifier.bench_online(seconds)
 
 
 def bench_batch(seconds: float = 600.0, rate_hz: float = 1000.0) -> dict[str, Any]:
