@@ -250,7 +250,7 @@ class OnlineIdentifier:
         self._block_Y = np.zeros((n, base.n_base))  # sums over the decimation block being averaged
         self._block_tau = np.zeros(n)
         self._block_count = np.zeros(n)  # samples per joint in the block's sums (min_velocity)
-        self._block_size = 0
+        self._aligned = 0  # delay-aligned samples since the start or the last reset
         self._all_joints = np.ones(n, dtype=bool)
         self.window = SlidingWindowLS(
             n, base.n_base, counts.window, theta_nominal=self.theta_nominal, alpha=config.alpha
@@ -340,6 +340,7 @@ class OnlineIdentifier:
         self.gate.reset()
         self.fit = None
         self._since_refit = 0
+        self._aligned = 0
         self._empty_block()
         self.resets += 1
 
@@ -358,7 +359,6 @@ class OnlineIdentifier:
         self._block_Y[:] = 0.0
         self._block_tau[:] = 0.0
         self._block_count[:] = 0.0
-        self._block_size = 0
 
     def add_sample(self, t: float, q: ArrayLike, qd: ArrayLike, tau: ArrayLike) -> bool:
         """Feed one measurement; returns False when it was dropped (non-finite, clock went back).
@@ -393,13 +393,17 @@ class OnlineIdentifier:
         aligned = self._delay.push(np.concatenate([q, qd, tau]))
         if aligned is None:
             return True
+        self._aligned += 1  # the blocks' phase starts at the first aligned sample, rate known or not
         if self.counts is None:
             return True
-        self._block_size += 1
-        if self.config.decimation == "average" or self._block_size == 1:
+        position = (self._aligned - 1) % self.counts.decimation  # in its block
+        if self.config.decimation == "first":
+            if position:
+                return True  # only the block's first sample is kept
+        elif position < self.counts.decimation - 1:
             self._add_to_block(aligned, qdd_f)
-        if self._block_size < self.counts.decimation:
             return True
+        self._add_to_block(aligned, qdd_f)
         used = self._block_count > 0
         weight = 1.0 / np.maximum(self._block_count, 1)
         Y, tau = self._block_Y * weight[:, None], self._block_tau * weight
