@@ -171,3 +171,25 @@ def test_identifier_heldout_r2_below_in_sample_on_a_short_window() -> None:
     fit = ident.fit
     assert fit is not None and fit.r2_predicted is not None
     assert np.all(fit.r2_predicted < fit.r2 - 0.05), (fit.r2_predicted, fit.r2)
+
+
+@pytest.mark.parametrize("decimation, low, high", [("average", 0.025, 0.04), ("first", 0.085, 0.115)])
+def test_decimation_by_averages_leaves_a_tenth_of_the_noise_power(decimation: str, low: float, high: float) -> None:
+    """1 kHz states with 0.1 N m white torque noise, kept at 100 Hz: the window's residual RMS is
+    0.1 / sqrt(10) when blocks of 10 are averaged, 0.1 when one state in ten is kept."""
+    from motor_ident.core.estimation.identification import structural_base_parameters
+    from motor_ident.io.robot_config import load_robot_config
+    from motor_ident.sim.synthetic import excitation_record
+
+    config = load_robot_config("szabo_3dof")
+    regressor = config.build_regressor()
+    base = structural_base_parameters(regressor)
+    theta = config.nominal_parameters(regressor)
+    record, _ = excitation_record(regressor, theta, duration=6.0, rate_hz=1000.0, noise_std=0.1, seed=3)
+    settings = IdentifierConfig(decimation=decimation, refit_period=1.0, gate=GateConfig(require_consistent=False))
+    ident = OnlineIdentifier(regressor, base, theta, settings, input_rate_hz=1000.0)
+    assert record.qd is not None
+    for k in range(record.t.size):
+        ident.add_sample(record.t[k], record.q[k], record.qd[k], record.tau[k])
+    assert ident.counts is not None and ident.counts.decimation == 10 and ident.window.full
+    assert ident.fit is not None and np.all((low < ident.fit.rmse) & (ident.fit.rmse < high)), ident.fit.rmse
