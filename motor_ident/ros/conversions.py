@@ -79,12 +79,6 @@ def trajectory_times(msg: JointTrajectory) -> FloatArray:
     return np.array([(start + stamp_to_nanoseconds(p.time_from_start)) * 1e-9 for p in msg.points])
 
 
-def nanoseconds_to_stamp(t_ns: int) -> Time:
-    """Integer nanoseconds (non-negative) as a builtin_interfaces/Time."""
-    sec, nanosec = divmod(max(int(t_ns), 0), 1_000_000_000)
-    return Time(sec=sec, nanosec=nanosec)
-
-
 def seconds_to_stamp(t: float) -> Time:
     """Seconds as a builtin_interfaces/Time (non-negative)."""
     t = max(float(t), 0.0)

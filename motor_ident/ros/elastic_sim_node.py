@@ -149,10 +149,7 @@ class ElasticSimNode(Node):
         }
         level, message = (WARN, self.last_problem) if self.last_problem else (OK, "running")
         if self.wait is not None:
-            wait_level, wait_message, wait_values = self.wait.status()
-            values.update(wait_values)
-            if wait_level == WARN or level == OK:
-                level, message = wait_level, wait_message
+            level, message = self.wait.merge_status(level, message, values)
         msg.status = [make_status("motor_ident: elastic_sim", ",".join(self.joints), level, message, values)]
         self.diag_pub.publish(msg)
         self.last_problem = ""

@@ -8,8 +8,7 @@ from the robot's position at rest and is blended in over ``ramp_time`` (`ramp_in
 
 The points lie on one grid, start + k ``spacing``, counted in integer nanoseconds: two chunks
 that overlap carry the same points at the same times, so a receiver interpolating the reference
-gets the same value whichever chunk it holds (a late chunk changes nothing; a lockstep run is
-repeatable).
+gets the same value whichever chunk it holds: a late chunk changes nothing.
 
 The trajectory is an optimised one from ``motor-ident excite`` (``trajectory_file``: a path, or
 one relative to motor_ident's share directory such as ``examples/icub_torso_excitation.yaml``) or a
@@ -19,7 +18,8 @@ random finite Fourier series (seeded) around the middle of the URDF's position l
 from __future__ import annotations
 
 import numpy as np
-from builtin_interfaces.msg import Duration
+from rclpy.duration import Duration
+from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -27,7 +27,7 @@ from motor_ident.core.excitation.fourier import ramp_in, random_fourier_trajecto
 from motor_ident.errors import ConfigError, MotorIdentError
 from motor_ident.io.trajectory import load_trajectory
 from motor_ident.ros.common import STATE_QOS, load_robot, run_node
-from motor_ident.ros.conversions import JointIndex, joint_state_arrays, nanoseconds_to_stamp, stamp_to_nanoseconds
+from motor_ident.ros.conversions import JointIndex, joint_state_arrays, stamp_to_nanoseconds
 from motor_ident.ros.lifecycle import ManagedNode
 from motor_ident.scenario.nodes import ExcitationSettings
 
@@ -66,9 +66,8 @@ class ExcitationNode(ManagedNode):
         self.ramp_time = settings.ramp_time
         self.spacing_ns = max(1, round(settings.spacing * 1e9))
         self.period_ns = max(1, round(settings.publish_period * 1e9))
-        self.points = (
-            int(np.ceil(settings.horizon * 1e9 / self.spacing_ns - 1e-9)) + 2
-        )  # per chunk: t + horizon covered
+        # points per chunk: from the grid point at or before t to one at or after t + horizon
+        self.offsets_ns = self.spacing_ns * np.arange(-(-round(settings.horizon * 1e9) // self.spacing_ns) + 2)
         topic = settings.output_topic
         self.pub = self.create_publisher(JointTrajectory, topic, 10)
         self.index = JointIndex(self.joints)
@@ -117,21 +116,18 @@ class ExcitationNode(ManagedNode):
         ``t_ns`` on; the header is stamped with that first point's time (time_from_start 0).
         """
         assert self.start_ns is not None and self.q_start is not None
-        first = (t_ns - self.start_ns) // self.spacing_ns
-        since_start_ns = (first + np.arange(self.points)) * self.spacing_ns
-        q, qd, qdd = ramp_in(since_start_ns * 1e-9, self.q_start, self.trajectory, self.ramp_time)
+        first_ns = (t_ns - self.start_ns) // self.spacing_ns * self.spacing_ns  # since the start
+        q, qd, qdd = ramp_in((first_ns + self.offsets_ns) * 1e-9, self.q_start, self.trajectory, self.ramp_time)
         msg = JointTrajectory()
-        msg.header.stamp = nanoseconds_to_stamp(self.start_ns + int(since_start_ns[0]))
+        msg.header.stamp = Time(nanoseconds=self.start_ns + first_ns).to_msg()
         msg.joint_names = list(self.joints)
-        for k, offset_ns in enumerate(since_start_ns - since_start_ns[0]):
+        for k, offset_ns in enumerate(self.offsets_ns.tolist()):
             msg.points.append(
                 JointTrajectoryPoint(
                     positions=q[k].tolist(),
                     velocities=qd[k].tolist(),
                     accelerations=qdd[k].tolist(),
-                    time_from_start=Duration(
-                        sec=int(offset_ns // 1_000_000_000), nanosec=int(offset_ns % 1_000_000_000)
-                    ),
+                    time_from_start=Duration(nanoseconds=offset_ns).to_msg(),
                 )
             )
         return msg

@@ -51,11 +51,19 @@ class LockstepWait:
         """The ledger's counts."""
         return self.ledger.counts()
 
-    def status(self) -> tuple[bytes, str, dict[str, object]]:
-        """Level, message and values for /diagnostics: WARN when timeout steps happened since the last
-        status (a slow or lost command), or when the command topic has more than one publisher."""
+    def merge_status(self, level: bytes, message: str, values: dict[str, object]) -> tuple[bytes, str]:
+        """The node's /diagnostics level and message with the lockstep's merged in (its values added
+        to ``values``): the lockstep's WARN, or its OK message when the node has nothing to say."""
+        lockstep_level, lockstep_message = self._status(values)
+        if lockstep_level == WARN or level == OK:
+            return lockstep_level, lockstep_message
+        return level, message
+
+    def _status(self, values: dict[str, object]) -> tuple[bytes, str]:
+        """Level and message, values added to ``values``: WARN when timeout steps happened since the
+        last status (a slow or lost command), or when the command topic has more than one publisher."""
         counts = self.ledger.counts()
-        values: dict[str, object] = {f"{PREFIX}{k}": v for k, v in asdict(counts).items()}
+        values.update({f"{PREFIX}{k}": v for k, v in asdict(counts).items()})
         values["command_publishers"], crowded = publisher_warning(self.node, self.command_topic)
         new = counts.timeout_steps - self._reported_timeouts
         self._reported_timeouts = counts.timeout_steps
@@ -64,10 +72,10 @@ class LockstepWait:
                 f"lockstep: {new} timeout steps since the last report (last waited {counts.last_wait:.3f} s, "
                 f"lockstep_timeout {self.ledger.timeout:g} s); {counts.stale_commands} stale commands held so far"
             )
-            return WARN, message, values
+            return WARN, message
         if crowded:
-            return WARN, f"lockstep counts answers, so the loop runs out of step: {crowded}", values
-        return OK, "lockstep: in step", values
+            return WARN, f"lockstep counts answers, so the loop runs out of step: {crowded}"
+        return OK, "lockstep: in step"
 
     def stop_line(self) -> str:
         """The node's stop log line."""

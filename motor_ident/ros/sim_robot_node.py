@@ -168,10 +168,7 @@ class SimRobotNode(Node):
         }
         level, message = (WARN, "rejected commands") if self.rejected_commands else (OK, "running")
         if self.wait is not None:
-            wait_level, wait_message, wait_values = self.wait.status()
-            values.update(wait_values)
-            if wait_level == WARN or level == OK:
-                level, message = wait_level, wait_message
+            level, message = self.wait.merge_status(level, message, values)
         msg = DiagnosticArray()
         msg.header.stamp = self.get_clock().now().to_msg()
         msg.status = [make_status("motor_ident: sim_robot", ",".join(self.joint_names), level, message, values)]

@@ -251,7 +251,6 @@ class OnlineIdentifier:
         self._block_tau = np.zeros(n)
         self._block_count = np.zeros(n)  # samples per joint in the block's sums (min_velocity)
         self._aligned = 0  # delay-aligned samples since the start or the last reset
-        self._all_joints = np.ones(n, dtype=bool)
         self.window = SlidingWindowLS(
             n, base.n_base, counts.window, theta_nominal=self.theta_nominal, alpha=config.alpha
         )
@@ -349,11 +348,16 @@ class OnlineIdentifier:
         base regressor rows and torques, each joint's only when min_velocity keeps it."""
         n = qdd.size
         q, qd, tau = aligned[:n], aligned[n : 2 * n], aligned[2 * n :]
-        keep = np.abs(qd) >= self.config.min_velocity if self.config.min_velocity > 0.0 else self._all_joints
         Y = self.base.base_regressor(self.regressor.rows(q, qd, qdd, out=self._Y)[0])
-        self._block_Y += keep[:, None] * Y
-        self._block_tau += keep * tau
-        self._block_count += keep
+        if self.config.min_velocity > 0.0:
+            keep = np.abs(qd) >= self.config.min_velocity
+            self._block_Y[keep] += Y[keep]
+            self._block_tau[keep] += tau[keep]
+            self._block_count += keep
+        else:
+            self._block_Y += Y
+            self._block_tau += tau
+            self._block_count += 1.0
 
     def _empty_block(self) -> None:
         self._block_Y[:] = 0.0
