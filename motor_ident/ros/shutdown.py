@@ -50,6 +50,7 @@ install it before the node's heavy imports.
 
 from __future__ import annotations
 
+import ctypes
 import faulthandler
 import itertools
 import os
@@ -246,8 +247,6 @@ def set_parent_death_signal(signum: int) -> bool:
     starts its nodes from its main thread."""
     if not sys.platform.startswith("linux"):
         return False
-    import ctypes
-
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         return int(libc.prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0)) == 0

@@ -500,8 +500,9 @@ def _check_content(topic: str, msg: Any) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(CASES))
 def test_launch_runs_publishes_and_stops_cleanly(name: str, ament_install, tmp_path: Path) -> None:
-    """The launch starts the expected nodes with the given parameter file, messages flow, and Ctrl-C
-    ends every node cleanly (exit code 0) and launch with exit code 0."""
+    """The launch starts the expected nodes with the given parameter file, messages flow, and SIGINT
+    (to the process group as Ctrl-C in a terminal sends it, or to launch alone) ends every node
+    cleanly (exit code 0) and launch with exit code 0."""
     case = CASES[name]
     arguments = list(case.arguments)
     if case.edited is not None:
@@ -534,7 +535,12 @@ def test_launch_runs_publishes_and_stops_cleanly(name: str, ament_install, tmp_p
     assert code == 0, f"launch exited with {code}\n{log}"
     assert set(finished) == case.nodes, f"not finished cleanly: {sorted(case.nodes - set(finished))}\n{log}"
     assert not ESCALATED.search(log), log
-    MEASURED[name] = {"messages": {t: counts[t] for t in case.flowing}, "stop_s": stopped, "nodes_s": finished}
+    MEASURED[name] = {
+        "stop": case.stop,
+        "messages": {t: counts[t] for t in case.flowing},
+        "stop_s": stopped,
+        "nodes_s": finished,
+    }
     print(f"\n{name}: {MEASURED[name]}")
 
 
@@ -547,7 +553,8 @@ MANAGED["xin_bench.launch.py"] = ("vrec_controller",)
 @pytest.mark.parametrize("file", list(MANAGED))
 def test_autostart_false_leaves_managed_nodes_unconfigured(file: str, ament_install) -> None:
     """``autostart:=false``: every managed node comes up and stays unconfigured (lifecycle_msgs
-    get_state), nothing is commanded while the simulated robot runs, and Ctrl-C ends every node cleanly."""
+    get_state), nothing is commanded while the simulated robot runs, and Ctrl-C (SIGINT to the
+    process group) ends every node cleanly."""
     from lifecycle_msgs.srv import GetState
 
     topics = ["effort_controller/commands"]
