@@ -419,8 +419,9 @@ def _spin_run(
     """Spin until ``finished()`` or ``wall_timeout`` seconds, then 0.2 s more for the last messages.
 
     Calls ``progress(result())`` about twice a second and ``check()`` (which may raise) after
-    every spin. Returns False when Ctrl-C or SIGTERM (rclpy's signal handlers shut the context
-    down) ended the run early: the caller then returns what was recorded so far.
+    every spin. Returns False when Ctrl-C (KeyboardInterrupt), a signal ``check`` reports
+    (`motor_ident.ros.processes.RunInterrupted`) or a context shut down ended the run early: the
+    caller then returns what was recorded so far.
     """
     from rclpy.executors import ExternalShutdownException
 

@@ -185,7 +185,7 @@ class ProcessStop:
             self._on_signal(signal.SIGTERM, None)
 
     def _listen(self, fd: int) -> None:
-        """Daemon thread: starts the watchdog when SIGINT or SIGTERM arrives, whatever the main thread does."""
+        """Daemon thread: starts the watchdog when a stop signal arrives, whatever the main thread does."""
         while True:
             try:
                 received = os.read(fd, 64)
