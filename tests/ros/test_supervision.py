@@ -113,47 +113,47 @@ def supervised_runs(tmp_path_factory, module_ros_domain: int) -> dict[str, Super
     hold.points[1].time_from_start.sec = 1000
     runs: dict[str, SupervisedRun] = {}
     references = {}
-    for k, case in enumerate(CASES):
-        domain = 200 + (module_ros_domain + k) % 30  # beside the modules' 100-199
-        context = rclpy.Context()
-        rclpy.init(context=context, domain_id=domain)
-        probe = rclpy.create_node(f"supervision_probe_{k}", context=context)
-        executor = SingleThreadedExecutor(context=context)
-        executor.add_node(probe)
-        command = [str(Path(sys.executable).parent / "motor-ident"), "run", str(scenario), "--processes"]
-        command += ["--duration", "600", "--out-dir", str(directory / case)]
-        runner = subprocess.Popen(
-            command,
-            env={**os.environ, "ROS_DOMAIN_ID": str(domain), "PYTHONUNBUFFERED": "1"},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        run = SupervisedRun(case, domain, runner, probe, executor, context)
-        probe.create_subscription(
-            Float64MultiArray,
-            "effort_controller/commands",
-            lambda m, run=run: run.commands.append((time.monotonic(), list(m.data))),
-            STATE_QOS,
-        )
-        references[case] = probe.create_publisher(JointTrajectory, "feedforward/reference", 10)
-        runs[case] = run
-
-    def spin(seconds: float) -> None:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            for run in runs.values():
-                run.executor.spin_once(timeout_sec=0.005)
-
-    started = time.monotonic()
-
-    def send(run: SupervisedRun) -> None:
-        run.nodes = node_processes(run.runner.pid)
-        run.signalled = time.monotonic()
-        run.runner.send_signal(CASES[run.case])
-        print(f"{run.case}: {CASES[run.case].name} {run.signalled - started:.1f} s after the start")
-
     try:
+        for k, case in enumerate(CASES):
+            domain = 200 + (module_ros_domain + k) % 30  # beside the modules' 100-199
+            context = rclpy.Context()
+            rclpy.init(context=context, domain_id=domain)
+            probe = rclpy.create_node(f"supervision_probe_{k}", context=context)
+            executor = SingleThreadedExecutor(context=context)
+            executor.add_node(probe)
+            command = [str(Path(sys.executable).parent / "motor-ident"), "run", str(scenario), "--processes"]
+            command += ["--duration", "600", "--out-dir", str(directory / case)]
+            runner = subprocess.Popen(
+                command,
+                env={**os.environ, "ROS_DOMAIN_ID": str(domain), "PYTHONUNBUFFERED": "1"},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            run = SupervisedRun(case, domain, runner, probe, executor, context)
+            probe.create_subscription(
+                Float64MultiArray,
+                "effort_controller/commands",
+                lambda m, run=run: run.commands.append((time.monotonic(), list(m.data))),
+                STATE_QOS,
+            )
+            references[case] = probe.create_publisher(JointTrajectory, "feedforward/reference", 10)
+            runs[case] = run
+
+        def spin(seconds: float) -> None:
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                for run in runs.values():
+                    run.executor.spin_once(timeout_sec=0.005)
+
+        started = time.monotonic()
+
+        def send(run: SupervisedRun) -> None:
+            run.nodes = node_processes(run.runner.pid)
+            run.signalled = time.monotonic()
+            run.runner.send_signal(CASES[run.case])
+            print(f"{run.case}: {CASES[run.case].name} {run.signalled - started:.1f} s after the start")
+
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while time.monotonic() < deadline and any(run.signalled is None for run in runs.values()):
             for case, run in runs.items():
@@ -168,7 +168,12 @@ def supervised_runs(tmp_path_factory, module_ros_domain: int) -> dict[str, Super
                     references[case].publish(hold)
             spin(0.05)
         end = time.monotonic() + GONE_WITHIN_S
-        while time.monotonic() < end and any(run.left() for run in runs.values()):
+        while time.monotonic() < end:
+            for run in runs.values():
+                if run.runner.poll() is None:  # a node it started after the signal counts too
+                    run.nodes |= node_processes(run.runner.pid)
+            if not any(run.left() for run in runs.values()):
+                break
             spin(0.05)
         spin(0.3)  # commands still on their way
     finally:
@@ -188,6 +193,7 @@ def supervised_runs(tmp_path_factory, module_ros_domain: int) -> dict[str, Super
     return runs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["sigint", "sigterm", "sighup", "sigkill"])
 def test_signal_to_the_runner_leaves_no_node_and_a_safe_command(supervised_runs, case: str) -> None:
     """SIGINT, SIGTERM or SIGHUP to the runner (forwarded to its nodes) or SIGKILL of the runner
@@ -206,6 +212,7 @@ def test_signal_to_the_runner_leaves_no_node_and_a_safe_command(supervised_runs,
     assert "Traceback" not in run.output, run.output
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_the_nodes_start_is_one_line_and_exit_130(supervised_runs) -> None:
     """SIGINT to the runner while its nodes start: the nodes stop, the runner prints one line and
     exits 130 (no KeyboardInterrupt traceback)."""
