@@ -14,7 +14,9 @@ import pytest
 from motor_ident.core.estimation.signals import MIN_WINDOW_SAMPLES, Differentiation
 
 
-@pytest.mark.parametrize(("rate_hz", "window_s", "samples"), [(100.0, 0.11, 11), (1000.0, 0.05, 51), (5000.0, 0.05, 251)])
+@pytest.mark.parametrize(
+    ("rate_hz", "window_s", "samples"), [(100.0, 0.11, 11), (1000.0, 0.05, 51), (5000.0, 0.05, 251)]
+)
 def test_default_window_holds_enough_samples_at_every_rate(rate_hz: float, window_s: float, samples: int) -> None:
     """The default window: 0.05 s, lengthened to 11 samples at low rates; the note says which and how many."""
     default = Differentiation()

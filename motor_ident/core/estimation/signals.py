@@ -417,7 +417,7 @@ class Differentiation:
         if samples >= MIN_WINDOW_SAMPLES:
             return None
         return (
-            f"the Savitzky-Golay window {self.window_s:g} s holds {samples} samples at {1.0 / step:.4g} Hz: a cubic over "
-            f"so few barely smooths the derivatives; without window_s (or --savgol-window) it would be "
+            f"the Savitzky-Golay window {self.window_s:g} s holds {samples} samples at {1.0 / step:.4g} Hz: "
+            "a cubic over so few barely smooths the derivatives; without window_s (or --savgol-window) it would be "
             f"{Differentiation(method=self.method).window_at(step):.3g} s ({MIN_WINDOW_SAMPLES} samples)"
         )
