@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import replace
+from pathlib import Path
 
 from motor_ident.commands.common import write_json
 from motor_ident.commands.data_options import add_data_arguments, add_robot_argument, is_bag, print_wrapped
@@ -21,10 +22,13 @@ def cmd_to_bag(args: argparse.Namespace) -> int:
     from motor_ident.commands.torque_options import data_label, read_recording, source_kind
     from motor_ident.errors import DataError
     from motor_ident.io.bags.from_record import write_record_bag
+    from motor_ident.io.bags.series import BagError
     from motor_ident.io.preprocess import prepare_record
 
     if is_bag(args.data):
         raise DataError(f"{args.data} is a rosbag2 already: play it with motor-ident play")
+    if Path(args.out).exists():  # before reading: the writer refuses it too, but after the work
+        raise BagError(f"{args.out} exists already: choose another --out or remove it")
     config = load_robot(args.robot)
     spec = load_spec_arg(args)
     spec_defaults(args, spec)
