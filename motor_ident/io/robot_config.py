@@ -56,7 +56,13 @@ from numpy.typing import NDArray
 from motor_ident.core.actuators.friction import FrictionShape
 from motor_ident.core.actuators.motor import MotorParameters
 from motor_ident.core.actuators.torque_sources import TorqueConverter, TorqueSource, torque_converter
-from motor_ident.core.actuators.transmission import Transmission, TransmissionGroup, build_transmission
+from motor_ident.core.actuators.transmission import (
+    CoupledMotorDrives,
+    Transmission,
+    TransmissionGroup,
+    build_transmission,
+    coupled_motor_drives,
+)
 from motor_ident.core.estimation.identification import LARGEST_VALUE
 from motor_ident.core.floating_base.model import FloatingBaseModel, load_floating_base_model
 from motor_ident.core.rigid_body.model import RobotModel, load_robot_model
@@ -196,12 +202,19 @@ class RobotConfig:
             raise ConfigError(f"robot.floating_base: frames {missing} are not in the URDF")
         return floating
 
+    def coupled_motor_drives(self) -> CoupledMotorDrives:
+        """The rotor inertia and friction models of the coupled groups' motors (each on its own motion)."""
+        return coupled_motor_drives(
+            self.build_transmission(), [d.friction for d in self.motor_drives()], inertia=self.reflected_inertia
+        )
+
     def build_regressor(self, robot: RobotModel | None = None) -> Regressor:
-        """The full regressor (rigid body + reflected inertia + configured friction)."""
+        """The full regressor (rigid body + reflected inertia + configured friction + coupled motors' terms)."""
         return Regressor(
             self.build_model() if robot is None else robot,
             [j.friction for j in self.joint_parameters],
             reflected_inertia=self.reflected_inertia,
+            motor_drives=self.coupled_motor_drives() if self.couplings else None,
         )
 
     def nominal_friction(self) -> list[FloatArray]:
@@ -214,8 +227,19 @@ class RobotConfig:
         ]
 
     def nominal_parameters(self, regressor: Regressor) -> FloatArray:
-        """Full theta of the URDF's inertias, the rotor inertias and the nominal friction."""
-        return regressor.parameters(friction=self.nominal_friction())
+        """Full theta of the URDF's inertias, the rotor inertias and the nominal friction
+        (coupled motors: their ``rho^2 I`` and ``friction_values``)."""
+        drives = regressor.motor_drives
+        if drives is None or not drives.motors:
+            return regressor.parameters(friction=self.nominal_friction())
+        transmission = self.build_transmission()
+        by_motor = dict(zip(transmission.motors, self.motor_drives()))
+        reflected = dict(zip(transmission.motors, transmission.reflected_inertia))
+        values = [reflected[m] for m in drives.motors] if drives.inertia else []
+        for motor, shape in zip(drives.motors, drives.friction):
+            nominal = by_motor[motor].friction_values
+            values += [0.0] * shape.n_parameters if nominal is None else list(nominal)
+        return regressor.parameters(friction=self.nominal_friction(), motors=values)
 
 
 def config_directories() -> list[Path]:
