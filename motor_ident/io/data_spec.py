@@ -30,7 +30,8 @@ Motor-side columns: ``q_rotor.<motor>``, ``qd_rotor.<motor>`` and ``tau_rotor.<m
 own encoder angle, speed and torque, at the rotor (before its gear). They are turned into joint
 positions, velocities and torques through the robot config's transmission (gear ratios and
 ``couplings:``): ``q_joint = T q_rotor / rho``, ``tau_joint = T^-T rho tau_rotor``, every motor of a
-group given (`rotor_columns_to_joints`). A reversed motor takes ``scale: -1`` on its columns.
+group given (`rotor_columns_to_joints`). A motor turning against its joint is a one-motor
+group with ``coupling: [[-1.0]]`` in the robot config (gear ratios are positive).
 
 ``file:`` reads a column from another CSV in the recording's folder, read with the same
 settings and holding as many rows (a logger writing positions and torques to two files).
