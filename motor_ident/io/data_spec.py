@@ -415,7 +415,10 @@ def read_with_spec(path: str | Path, spec: DataSpec, transmission: Transmission 
             raise DataError(f"{other} does not exist: {spec.label} reads columns from {file!r} beside {path.name}")
         other_table, other_names = _read_table(other, spec)
         if other_table.shape[0] != table.shape[0]:
-            raise DataError(f"{other}: {other_table.shape[0]} rows, {path} has {table.shape[0]}: expected one row per sample in both")
+            raise DataError(
+                f"{other}: {other_table.shape[0]} rows, {path} has {table.shape[0]}: "
+                "expected one row per sample in both"
+            )
         tables[file] = (other_table, other_names, other)
     columns: dict[str, np.ndarray] = {}
     if spec.time is not None:
@@ -428,7 +431,9 @@ def read_with_spec(path: str | Path, spec: DataSpec, transmission: Transmission 
         columns[column.name] = _values(column_table, column_names, column, where, spec.label)
     if any(name.split(".", 1)[0] in ROTOR_PREFIXES for name in columns):
         if transmission is None:
-            raise ConfigError(f"{spec.label} maps motor-side columns (q_rotor, qd_rotor, tau_rotor): give a robot config")
+            raise ConfigError(
+                f"{spec.label} maps motor-side columns (q_rotor, qd_rotor, tau_rotor): give a robot config"
+            )
         columns = rotor_columns_to_joints(columns, transmission, spec.label)
     return record_from_columns(columns, f"{path} (through {spec.label})")
 

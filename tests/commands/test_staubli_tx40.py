@@ -32,9 +32,7 @@ pytestmark = pytest.mark.skipif(
 
 def motor_ident(*args: str | Path) -> subprocess.CompletedProcess[str]:
     """``motor-ident ARGS`` in the log's folder; assert it succeeded."""
-    done = subprocess.run(
-        [MOTOR_IDENT, *map(str, args)], capture_output=True, text=True, env=ENV, cwd=LOG, timeout=600
-    )
+    done = subprocess.run([MOTOR_IDENT, *map(str, args)], capture_output=True, text=True, env=ENV, cwd=LOG, timeout=600)
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
     return done
 

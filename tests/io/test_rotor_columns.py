@@ -40,7 +40,9 @@ def write_logger_files(folder: Path, q: np.ndarray, tau: np.ndarray) -> None:
     np.savetxt(folder / "curr_data.csv", tau_motor, delimiter=",", header=HEADER, comments="", fmt="%.12g")
 
 
-def test_motor_side_logger_files_read_as_joints(tmp_path: Path, transmission: Transmission, rng: np.random.Generator) -> None:
+def test_motor_side_logger_files_read_as_joints(
+    tmp_path: Path, transmission: Transmission, rng: np.random.Generator
+) -> None:
     """The shipped spec reads encoders and torques of both files back to the joint q and tau (round trip)."""
     q, tau = rng.normal(size=(50, 6)), rng.normal(scale=5.0, size=(50, 6))
     write_logger_files(tmp_path, q, tau)
@@ -53,7 +55,9 @@ def test_motor_side_logger_files_read_as_joints(tmp_path: Path, transmission: Tr
 
 def test_rotor_velocities_become_joint_velocities(transmission: Transmission) -> None:
     """qd_rotor of the wrist motors: qd5 = qd_m5 / 45, qd6 = qd_m6 / 32 - qd_m5 / 45."""
-    out = rotor_columns_to_joints({"qd_rotor.motor_5": np.array([45.0]), "qd_rotor.motor_6": np.array([64.0])}, transmission)
+    out = rotor_columns_to_joints(
+        {"qd_rotor.motor_5": np.array([45.0]), "qd_rotor.motor_6": np.array([64.0])}, transmission
+    )
     assert set(out) == {"qd.joint_5", "qd.joint_6"}
     np.testing.assert_allclose([out["qd.joint_5"][0], out["qd.joint_6"][0]], [1.0, 1.0])
 
@@ -66,13 +70,17 @@ def test_rotor_velocities_become_joint_velocities(transmission: Transmission) ->
         ({"q_rotor.motor_5": np.zeros(3), "q_rotor.motor_6": np.zeros(3), "q.joint_6": np.zeros(3)}, "keep one"),
     ],
 )
-def test_incomplete_or_clashing_motor_columns_are_refused(transmission: Transmission, columns: dict, message: str) -> None:
+def test_incomplete_or_clashing_motor_columns_are_refused(
+    transmission: Transmission, columns: dict, message: str
+) -> None:
     """A coupled group needs every motor; unknown motors and joints given twice are named."""
     with pytest.raises(ConfigError, match=message):
         rotor_columns_to_joints(columns, transmission)
 
 
-def test_file_beside_the_recording_must_exist_and_match(tmp_path: Path, transmission: Transmission, rng: np.random.Generator) -> None:
+def test_file_beside_the_recording_must_exist_and_match(
+    tmp_path: Path, transmission: Transmission, rng: np.random.Generator
+) -> None:
     """A missing companion file, one with other row counts, a path with a directory, no robot: one clear error each."""
     spec = load_spec(EXAMPLE / "spec.yaml")
     write_logger_files(tmp_path, rng.normal(size=(20, 6)), rng.normal(size=(20, 6)))

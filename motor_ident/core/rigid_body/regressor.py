@@ -6,7 +6,8 @@ The full parameter vector of a robot with n joints is laid out as
              | coupled motors' rotor inertia and friction (optional)]
 
 (the last block: `motor_ident.core.actuators.transmission.CoupledMotorDrives`, each coupled motor's
-terms on its own motion) and ``tau_joint = Y(q, qd, qdd) @ theta`` with `Regressor.rows` giving Y for a batch of samples.
+terms on its own motion) and ``tau_joint = Y(q, qd, qdd) @ theta`` with `Regressor.rows` giving Y for a
+batch of samples.
 """
 
 from __future__ import annotations
@@ -179,7 +180,9 @@ class Regressor:
         motor_inertia, motor_friction = slice(start, start), []
         if motor_drives is not None and motor_drives.motors:
             if motor_drives.motor_from_joint.shape[1] != n:
-                raise ConfigError(f"coupled motor drives for {motor_drives.motor_from_joint.shape[1]} joints: expected {n}")
+                raise ConfigError(
+                    f"coupled motor drives for {motor_drives.motor_from_joint.shape[1]} joints: expected {n}"
+                )
             names += motor_drives.names
             motor_inertia = slice(start, start + motor_drives.n_inertia)
             start = motor_inertia.stop
@@ -357,6 +360,8 @@ class Regressor:
             block = self.layout.motor_block
             values = np.asarray(motors, dtype=float)
             if values.shape != (block.stop - block.start,):
-                raise ConfigError(f"coupled motor parameters have shape {values.shape}: expected ({block.stop - block.start},)")
+                raise ConfigError(
+                    f"coupled motor parameters have shape {values.shape}: expected ({block.stop - block.start},)"
+                )
             theta[block] = values
         return theta

@@ -52,7 +52,7 @@ def wrist_torque_by_hand(qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
 
 
 def test_motor_columns_match_the_coupling_written_out(tx40: RobotConfig, rng: np.random.Generator) -> None:
-    """The regressor's motor-6 columns equal [qdd5 + qdd6, sign(qd5 + qd6), qd5 + qd6] on joints 5 and 6, zero elsewhere."""
+    """Motor 6's columns are [qdd5 + qdd6, sign(qd5 + qd6), qd5 + qd6] on joints 5 and 6, zero elsewhere."""
     regressor = tx40.build_regressor()
     assert regressor.motor_drives is not None and regressor.motor_drives.motors == ("motor_5", "motor_6")
     q, qd, qdd = (rng.normal(size=(7, 6)) for _ in range(3))
@@ -81,7 +81,9 @@ def test_feedforward_includes_the_motor_terms(tx40: RobotConfig, rng: np.random.
         q, qd, qdd = (rng.normal(size=6) for _ in range(3))
         expected = regressor.predict(theta, q, qd, qdd)[0]
         np.testing.assert_allclose(model.torque(q, qd, qdd, out), expected, atol=1e-10)
-        assert abs(regressor.motor_torque(qd, qdd, theta)[0, 4] - wrist_torque_by_hand(qd[None], qdd[None])[0, 4]) < 1e-12
+        assert (
+            abs(regressor.motor_torque(qd, qdd, theta)[0, 4] - wrist_torque_by_hand(qd[None], qdd[None])[0, 4]) < 1e-12
+        )
 
 
 def test_recovery_of_motor_6_friction_and_inertia(tx40: RobotConfig, rng: np.random.Generator) -> None:
