@@ -176,9 +176,11 @@ def urdf_text(config: RobotConfig, regressor: Regressor, theta: ArrayLike) -> tu
             joint.append(ET.Comment(f" motor_ident: {text} (pinocchio: model.armature; no URDF element) "))
     block = regressor.layout.motor_block
     if block.stop > block.start:  # coupled motors' rotor inertia and friction, on each motor's own motion
-        values = ", ".join(f"{p} = {v:.6g}" for p, v in zip(regressor.names[block], theta[block]))
-        notes.append(f"coupled motors (on their own velocity): {values}")
-        root.append(ET.Comment(f" motor_ident: coupled motors, on their own velocity: {values} (no URDF element) "))
+        motor_values = ", ".join(f"{p} = {v:.6g}" for p, v in zip(regressor.names[block], theta[block]))
+        notes.append(f"coupled motors (on their own velocity): {motor_values}")
+        root.append(
+            ET.Comment(f" motor_ident: coupled motors, on their own velocity: {motor_values} (no URDF element) ")
+        )
     ET.indent(tree)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n", tuple(notes)
 
