@@ -227,19 +227,13 @@ class RobotConfig:
         ]
 
     def nominal_parameters(self, regressor: Regressor) -> FloatArray:
-        """Full theta of the URDF's inertias, the rotor inertias and the nominal friction
-        (coupled motors: their ``rho^2 I`` and ``friction_values``)."""
-        drives = regressor.motor_drives
-        if drives is None or not drives.motors:
-            return regressor.parameters(friction=self.nominal_friction())
-        transmission = self.build_transmission()
-        by_motor = dict(zip(transmission.motors, self.motor_drives()))
-        reflected = dict(zip(transmission.motors, transmission.reflected_inertia))
-        values = [reflected[m] for m in drives.motors] if drives.inertia else []
-        for motor, shape in zip(drives.motors, drives.friction):
-            nominal = by_motor[motor].friction_values
-            values += [0.0] * shape.n_parameters if nominal is None else list(nominal)
-        return regressor.parameters(friction=self.nominal_friction(), motors=values)
+        """Full theta of the URDF's inertias, the rotor inertias and the nominal friction.
+
+        Coupled motors' rotor inertia and friction are zero here: a group's ``motor_parameters``
+        describe its motor chains for the nodes that model the chains themselves (the simulator,
+        ``pwm_feedforward``), so a joint-torque model holding them too would count them twice.
+        """
+        return regressor.parameters(friction=self.nominal_friction())
 
 
 def config_directories() -> list[Path]:
