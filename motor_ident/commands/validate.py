@@ -53,7 +53,9 @@ def sha256(path: str | Path) -> str | None:
         return None
     digest = hashlib.sha256()
     for f in files:
-        digest.update(f.read_bytes())
+        with open(f, "rb") as stream:  # a block at a time: a recording may be larger than memory
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(block)
     return digest.hexdigest()
 
 
