@@ -59,12 +59,19 @@ def check_text_file(path: Path, *, limit: int, kind: str) -> None:
     size = path.stat().st_size
     if size > limit:
         raise DataError(
-            f"{path}: {size / 1024**3:.3g} GiB, larger than the {limit / 1024**3:.3g} GiB a {kind} file may be: "
-            "split the recording"
+            f"{path}: {amount(size)}, larger than the {amount(limit)} a {kind} file may be: split the recording"
         )
     with open(path, "rb") as stream:
         block = stream.read(BLOCK_BYTES)
     _check_text_block(path, block, 0, kind, final=len(block) < BLOCK_BYTES)
+
+
+def amount(size: int) -> str:
+    """A size in bytes as people read it: ``2 GiB``, ``2.7 KiB``, ``512 bytes``."""
+    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if size >= scale:
+            return f"{size / scale:.3g} {unit}"
+    return f"{size} bytes"
 
 
 def _check_text_block(path: Path, block: bytes, offset: int, kind: str, *, final: bool) -> None:
@@ -138,10 +145,7 @@ def open_npz(path: Path) -> Any:
         members = archive.infolist()
         total = sum(m.file_size for m in members)
         if total > MAX_NPZ_BYTES:
-            raise DataError(
-                f"{not_npz}: its arrays unpack to {total / 1024**3:.3g} GiB, "
-                f"more than {MAX_NPZ_BYTES / 1024**3:.3g} GiB"
-            )
+            raise DataError(f"{not_npz}: its arrays unpack to {amount(total)}, more than {amount(MAX_NPZ_BYTES)}")
         for member in members:
             _check_npy_member(archive, member, not_npz)
     return np.load(path, allow_pickle=False)
