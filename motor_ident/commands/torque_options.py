@@ -166,11 +166,17 @@ def configured_gains(args: argparse.Namespace, config: RobotConfig, parameters: 
     ``motor_current``.
 
     Raises:
-        ConfigError: the file has no gains, or gains for other motors.
+        ConfigError: the file has no gains, or gains for other motors; ``--gains`` with another torque source.
     """
+    from motor_ident.errors import ConfigError
     from motor_ident.io.params import drive_gains_of, load_drive_gains
 
     if source_kind(args, config) != "motor_current":
+        if getattr(args, "gains", None):
+            raise ConfigError(
+                f"--gains {args.gains}: drive gains convert motor currents; the torque source is "
+                f"{source_kind(args, config)!r} (--torque-source motor_current reads the currents)"
+            )
         return config, None
     gains = None
     if getattr(args, "gains", None):
