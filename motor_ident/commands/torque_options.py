@@ -148,6 +148,7 @@ def read_recording(
                 motor_columns(record, "current" if kind == "motor_current" else "pwm", motors)
         except DataError as exc:
             raise DataError(f"{data_label(path, spec)}: {exc}") from None
+        refuse_positions_in_other_units(record, config, data_label(path, spec))
         return Recording(record)
     topics = BagTopics(joint_states=args.joint_states_topic, commands="", **bag_topic_names(args, config))
     bag = read_bag(path, joints=config.joints, topics=topics, progress=progress)
@@ -155,7 +156,28 @@ def read_recording(
     if record.t.size < 3:  # fewer than differentiation needs: say what was dropped
         dropped = f" ({'; '.join(bag.warnings)})" if bag.warnings else ""
         raise DataError(f"{path}: {record.t.size} usable joint states, fewer than the 3 differentiation needs{dropped}")
+    refuse_positions_in_other_units(record, config, path)
     return Recording(record, bag.warnings, bag)
+
+
+def refuse_positions_in_other_units(record: JointRecord, config: RobotConfig, label: str) -> None:
+    """Refuse positions far outside the URDF's limits (`positions_beyond_limits`), naming the joints.
+
+    A refusal, not a warning: the fit of such data is meaningless (an R2 of -4 on positions in
+    degrees), and the cure is the recording's units, not another option.
+
+    Raises:
+        DataError: one line: the joints, how far they reach, their limits, and the likely units.
+    """
+    from motor_ident.core.rigid_body.model import positions_beyond_limits
+    from motor_ident.errors import DataError
+
+    far = positions_beyond_limits(config.build_model(), record.q)
+    if far:
+        raise DataError(
+            f"{label}: positions far outside the URDF's limits [rad or m]: {'; '.join(far)}. Degrees? Encoder "
+            "counts? Convert them (a data spec's 'unit: deg' or 'factor'), or correct the URDF's limits"
+        )
 
 
 def configured_gains(args: argparse.Namespace, config: RobotConfig, parameters: Any = None) -> tuple[RobotConfig, Any]:
