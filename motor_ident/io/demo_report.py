@@ -47,7 +47,8 @@ class RunResult:
     ``lockstep``: simulator node name -> its lockstep counts (`motor_ident.sim.lockstep.LockstepCounts`
     as a dict), for the simulators that ran in lockstep.
     ``commands_published``: commands the controllers (feedforward, pwm_feedforward) published, by
-    their own count (node processes: their last /diagnostics); None when no controller was heard.
+    their own count (node processes: their first /diagnostics after the run's end); None when no
+    controller was heard.
     The recorder's own count (``recording.commands``) is what reached it, fewer on a busy machine.
     """
 

@@ -145,6 +145,7 @@ class RunWatcher(Node):
         self.clock = 0.0
         self.lockstep: dict[str, dict[str, Any]] = {}  # simulator node -> its lockstep counts
         self.controller_commands: dict[str, int] = {}  # controller status name -> commands it published
+        self.controller_reports = 0  # controller statuses received
         self._names_future: Any = None
         self.create_subscription(Clock, "/clock", self._on_clock, 10)
         self.create_subscription(Bool, "identifier/gate_open", self._on_gate, LATCHED_QOS)
@@ -174,6 +175,7 @@ class RunWatcher(Node):
                 published = {kv.key: kv.value for kv in status.values}.get("commands_published")
                 if published is not None:
                     self.controller_commands[status.name] = int(published)
+                    self.controller_reports += 1
             elif status.name in self.SIMULATOR_STATUSES:
                 counts = status_counts({kv.key: kv.value for kv in status.values})
                 if counts is not None:

@@ -388,6 +388,8 @@ def _run_as_processes(
         if _spin_run(context, executor, finished, plan.wall_timeout, progress, result, check):
             if "identifier" in plan.nodes:
                 spin_until(watcher.poll_parameter_names, executor, children, 2.0, None)
+            reports = watcher.controller_reports  # the controllers' counts as the run ends: their next report
+            spin_until(lambda: watcher.controller_reports > reports, executor, children, 2.0, None)
         else:
             for child in children:  # they got the terminal's signal too
                 child.stopped_with = child.stopped_with or "interrupted"
