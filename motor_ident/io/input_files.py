@@ -17,7 +17,7 @@ line before it is parsed, and memory stays within the size of what the file real
 
 Rejected: reading the whole file and checking afterwards (the 2 GB NUL file grew to 13.4 GB
 before it was stopped), and ``np.load`` alone on an NPZ (any non-ZIP file is taken for a pickle,
-and its error advises ``allow_pickle=True``).
+and its error advises turning pickles on).
 """
 
 from __future__ import annotations
