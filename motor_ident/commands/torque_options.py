@@ -176,7 +176,7 @@ def refuse_positions_in_other_units(record: JointRecord, config: RobotConfig, la
     if far:
         raise DataError(
             f"{label}: positions far outside the URDF's limits [rad or m]: {'; '.join(far)}. Degrees? Encoder "
-            "counts? Convert them (a data spec's 'unit: deg' or 'factor'), or correct the URDF's limits"
+            "counts? Convert them (a data spec's 'unit: deg' or 'scale'), or correct the URDF's limits"
         )
 
 
