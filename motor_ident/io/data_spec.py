@@ -317,7 +317,7 @@ def _read_table(path: Path, spec: DataSpec) -> tuple[np.ndarray, list[str] | Non
     number = 0  # 1-based number of the last line read
     try:
         for block in text_lines(path, limit=MAX_CSV_BYTES, kind="CSV"):
-            rows = []
+            rows: list[list[float]] = []
             for line in block:
                 number += 1
                 if number <= spec.skip_rows:
