@@ -123,6 +123,22 @@ def _identify(given: Given, args: argparse.Namespace) -> Iterator[str]:
     for dest in ("validate_spec", "validate_keep_time", "validate_keep_samples", "max_rre", "min_r2"):
         if given(dest) and not given("validate_on"):
             yield f"{flag(dest)} applies to --validate-on's recording: give --validate-on DATA2"
+    yield from _bag_topics(given, args, ("data", "validate_on", "payload_data"))
+
+
+def _validate(given: Given, args: argparse.Namespace) -> Iterator[str]:
+    yield from _bag_topics(given, args, ("data",))
+
+
+def _bag_topics(given: Given, args: argparse.Namespace, recordings: tuple[str, ...]) -> Iterator[str]:
+    """The bag topic options when no recording of the command line is a bag."""
+    from motor_ident.commands.data_options import is_bag
+
+    if any(getattr(args, dest, None) and is_bag(getattr(args, dest)) for dest in recordings):
+        return
+    for dest in ("joint_states_topic", "motor_states_topic", "wrench_topic"):
+        if given(dest):
+            yield f"{flag(dest)} names a topic of a rosbag2 bag; no recording given here is one"
 
 
 def _torque_flags(given: Given) -> Iterator[str]:
@@ -163,6 +179,7 @@ def _both(given: Given, first: str, second: str, why: str) -> Iterator[str]:
 
 _RULES: dict[str, Callable[[Given, argparse.Namespace], Iterator[str]]] = {
     "identify": _identify,
+    "validate": _validate,
     "synth": _synth,
     "excite": _excite,
 }

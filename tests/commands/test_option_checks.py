@@ -56,6 +56,10 @@ REFUSED_WHEN_PARSED = {
         "identify DATA --validate-keep-time 1:2",
         "--validate-keep-time applies to --validate-on's",
     ),
+    "--joint-states-topic with an NPZ": (
+        "identify DATA --joint-states-topic /arm/joint_states",
+        "--joint-states-topic names a topic of a rosbag2 bag",
+    ),
     "--rows without --floating-base": ("identify DATA --rows all", "--rows applies to --floating-base only"),
     "--out with --floating-base": ("identify DATA --floating-base --out p.yaml", "--out does not apply with"),
     "synth --single-support": ("synth --out {tmp}/s.npz --single-support 2", "--single-support applies to"),
