@@ -161,23 +161,18 @@ def read_recording(
 
 
 def refuse_positions_in_other_units(record: JointRecord, config: RobotConfig, label: str) -> None:
-    """Refuse positions far outside the URDF's limits (`positions_beyond_limits`), naming the joints.
-
-    A refusal, not a warning: the fit of such data is meaningless (an R2 of -4 on positions in
-    degrees), and the cure is the recording's units, not another option.
+    """`check_positions_in_reach` on the robot's URDF, the error starting with ``label``.
 
     Raises:
-        DataError: one line: the joints, how far they reach, their limits, and the likely units.
+        DataError: positions far outside the URDF's limits (degrees, encoder counts).
     """
-    from motor_ident.core.rigid_body.model import positions_beyond_limits
+    from motor_ident.core.rigid_body.model import check_positions_in_reach
     from motor_ident.errors import DataError
 
-    far = positions_beyond_limits(config.build_model(), record.q)
-    if far:
-        raise DataError(
-            f"{label}: positions far outside the URDF's limits [rad or m]: {'; '.join(far)}. Degrees? Encoder "
-            "counts? Convert them (a data spec's 'unit: deg' or 'scale'), or correct the URDF's limits"
-        )
+    try:
+        check_positions_in_reach(config.build_model(), record.q)
+    except DataError as exc:
+        raise DataError(f"{label}: {exc}") from None
 
 
 def configured_gains(args: argparse.Namespace, config: RobotConfig, parameters: Any = None) -> tuple[RobotConfig, Any]:

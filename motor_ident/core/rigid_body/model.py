@@ -20,7 +20,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
-from motor_ident.errors import ConfigError, ModelError
+from motor_ident.errors import ConfigError, DataError, ModelError
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -293,6 +293,23 @@ def positions_beyond_limits(robot: RobotModel, q: ArrayLike, *, factor: float = 
         extreme = low[j] if lower[j] - low[j] > high[j] - upper[j] else high[j]
         out.append(f"{robot.joint_names[j]} reaches {extreme:.4g} (URDF limits {lower[j]:.4g} to {upper[j]:.4g})")
     return out
+
+
+def check_positions_in_reach(robot: RobotModel, q: ArrayLike) -> None:
+    """Refuse positions far outside the URDF's limits (`positions_beyond_limits`), naming the joints.
+
+    A refusal, not a warning: a fit of such data is meaningless (an R2 of -4 on positions in
+    degrees), and the cure is the recording's units.
+
+    Raises:
+        DataError: one line: each joint, how far it reaches, its limits, and the likely units.
+    """
+    far = positions_beyond_limits(robot, q)
+    if far:
+        raise DataError(
+            f"positions far outside the URDF's limits [rad or m]: {'; '.join(far)}. Degrees? Encoder counts? "
+            "Convert them (a data spec's 'unit: deg' or 'scale'), or correct the URDF's limits"
+        )
 
 
 def random_states(robot: RobotModel, rng: np.random.Generator, count: int) -> tuple[FloatArray, FloatArray, FloatArray]:
