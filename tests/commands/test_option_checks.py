@@ -114,3 +114,14 @@ def test_positions_in_degrees_are_refused_naming_the_joints(recording: Path, tmp
     assert code == 2 and "positions far outside the URDF's limits" in err and "Degrees?" in err, err
     assert "elbow reaches" in err and "URDF limits -0.12 to 2.17" in err, err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_filter_torque_on_motor_currents_is_refused(tmp_path: Path) -> None:
+    """Motor currents carry no joint torque to filter (--filter-torque used to end in a ValueError traceback)."""
+    currents = tmp_path / "currents.npz"
+    synth = ["synth", "--robot", ROBOT, "--out", str(currents), "--duration", "2", "--torque-source", "motor_current"]
+    assert run(synth)[0] == 0
+    argv = ["identify", str(currents), "--robot", ROBOT, "--torque-source", "motor_current", "--no-report"]
+    code, err = run([*argv, "--filter-torque"])
+    assert code == 2 and "--filter-torque filters a measured joint torque" in err, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
