@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from motor_ident.commands import arguments
 
 if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --help stays light)
+    from motor_ident.core.actuators.transmission import Transmission
     from motor_ident.io.data import JointRecord
     from motor_ident.io.data_spec import DataSpec
     from motor_ident.io.preprocess import Preparation
@@ -138,13 +139,14 @@ def load_spec_arg(args: argparse.Namespace) -> DataSpec | None:
     return load_spec(args.spec) if getattr(args, "spec", None) else None
 
 
-def read_file(path: str | Path, spec: DataSpec | None) -> JointRecord:
-    """A CSV / NPZ recording, through ``spec`` when given (a bag spec falls back to the plain reader)."""
+def read_file(path: str | Path, spec: DataSpec | None, transmission: Transmission | None = None) -> JointRecord:
+    """A CSV / NPZ recording, through ``spec`` when given (a bag spec falls back to the plain reader);
+    motor-side columns become joint columns through ``transmission``."""
     from motor_ident.io.data import load_record
     from motor_ident.io.data_spec import read_with_spec
 
     if spec is not None and spec.format == "csv":
-        return read_with_spec(path, spec)
+        return read_with_spec(path, spec, transmission)
     return load_record(path)
 
 

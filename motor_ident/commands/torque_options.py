@@ -139,7 +139,7 @@ def read_recording(
     from motor_ident.io.torque_record import motor_columns
 
     if not is_bag(path):
-        record = read_file(path, spec)
+        record = read_file(path, spec, config.build_transmission())
         ignored = ignored_joints(record, config.joints)
         kind = source_kind(args, config)
         try:  # the joints and motors the robot config names: the file is named while it is known
