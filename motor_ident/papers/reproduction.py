@@ -357,11 +357,33 @@ class Reproduction:
             "passed": self.passed,
             "counts": self.counts(),
             "key_claims": [r["name"] for r in self.key_claims],
+            "columns": [list(c) for c in self.columns],
             "required": [r["name"] for r in self.required],
             "rows": self.rows,
             "notes": self.notes,
             **self.extra,
         }
+
+    @classmethod
+    def from_json(cls, payload: dict[str, Any]) -> Reproduction:
+        """The reproduction a `to_json` payload (``motor-ident reproduce --json``) describes.
+
+        Raises:
+            ConfigError: the payload lacks a field of `to_json` or has malformed rows.
+        """
+        try:
+            known = ("paper", "title", "rows", "columns", "engine", "notes")
+            return cls(
+                paper=str(payload["paper"]),
+                title=str(payload["title"]),
+                rows=list(payload["rows"]),
+                columns=[(str(h), str(k)) for h, k in payload["columns"]],
+                engine=str(payload["engine"]),
+                notes=list(payload.get("notes", [])),
+                extra={k: v for k, v in payload.items() if k not in known},
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"not the JSON of a reproduction run (motor-ident reproduce --json): {exc!r}") from None
 
 
 def _verdict(r: dict[str, Any]) -> str:

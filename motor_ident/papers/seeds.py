@@ -29,23 +29,35 @@ def needed(seeds: int) -> int:
 
 
 def over_seeds(
-    run: Callable[[ReproduceOptions], Reproduction], options: ReproduceOptions, seeds: int, *, seeded: bool = True
+    run: Callable[[ReproduceOptions], Reproduction],
+    options: ReproduceOptions,
+    seeds: int,
+    *,
+    seeded: bool = True,
+    jobs: int = 1,
 ) -> Reproduction:
     """Run ``run`` for seeds ``options.seed`` ... ``options.seed + seeds - 1`` and merge the results (`merge`).
 
     ``seeded``: False for a reproduction that draws nothing at random (`UNSEEDED_PAPERS`): it runs once, and
-    says so. The wall time of all the runs is in ``extra["wall_s"]``.
+    says so. ``jobs``: seeds run at once, each in a process of its own (forked: ``run`` and its results
+    must pickle; progress is then reported per finished seed). The wall time of all the runs is in
+    ``extra["wall_s"]``.
 
     Raises:
-        ConfigError: ``seeds`` below 1.
+        ConfigError: ``seeds`` or ``jobs`` below 1.
     """
     if not isinstance(seeds, int) or seeds < 1:
         raise ConfigError(f"seeds = {seeds!r}: expected an integer >= 1")
+    if not isinstance(jobs, int) or jobs < 1:
+        raise ConfigError(f"jobs = {jobs!r}: expected an integer >= 1")
     start = time.monotonic()
     if not seeded:
         merged = merge([run(options)], [options.seed], time.monotonic() - start)
         merged.notes.append(f"No random draw: one run stands for all {seeds} seeds asked for.")
         return merged
+    if jobs > 1 and seeds > 1:
+        results = _in_processes(run, options, seeds, jobs)
+        return merge(results, [options.seed + k for k in range(seeds)], time.monotonic() - start)
     results = []
     for k in range(seeds):
         seed = options.seed + k
@@ -57,6 +69,25 @@ def over_seeds(
 
         results.append(run(replace(options, seed=seed, progress=labelled)))
     return merge(results, [options.seed + k for k in range(seeds)], time.monotonic() - start)
+
+
+def _in_processes(
+    run: Callable[[ReproduceOptions], Reproduction], options: ReproduceOptions, seeds: int, jobs: int
+) -> list[Reproduction]:
+    """The runs of seeds ``options.seed`` onwards, ``jobs`` forked processes at a time, in seed order."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    stage = f"seeds, {jobs} at a time"
+    each = [replace(options, seed=options.seed + k, progress=None) for k in range(seeds)]
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = {pool.submit(run, o): k for k, o in enumerate(each)}
+        out: list[Reproduction | None] = [None] * seeds
+        for done, future in enumerate(as_completed(futures), start=1):
+            out[futures[future]] = future.result()
+            if options.progress is not None:
+                options.progress(stage, done, seeds)
+    return [r for r in out if r is not None]
 
 
 def merge(results: list[Reproduction], seeds: list[int], wall_s: float) -> Reproduction:

@@ -28,7 +28,7 @@ Rows (`motor_ident.papers.reproduction.row`; key claims decide the verdict, docs
   motor with the NOMINAL column of T; with every ratio 5 % off its worst K_pwm* error would have to
   be below 0.8 x the joint-wise one, and in our simulated torso it is not (about 5.1 % for both: a
   wrong column scales the mapped torque by the same ratio error either way). Our extension (the
-  moving motor's column measured from the motion itself) removes the sensitivity and is a recovery
+  moving motor's column measured from the motion itself) removes the sensitivity and is an ours
   row beside it.
 - paper (reported): Fig. 10's Coulomb + viscous knee values; PWM feedforward torque tracking with
   and without friction compensation (the paper's controller did not compensate friction yet,
@@ -237,11 +237,11 @@ def _torso_rows(worst: dict[str, tuple[float, float]], off: str) -> list[dict[st
         ),
         row(
             f"torso motor-wise, column measured (our extension), {off}: worst friction / K_pwm* error [%]",
-            "recovery",
+            "ours",
             paper=0.0,
             ours=f"{measured[0]:.2f} / {measured[1]:.2f}",
             reproduced=bool(measured[0] < 100 * FRICTION_TOLERANCE and measured[1] < 2.0),
-            criterion=f"needs < {100 * FRICTION_TOLERANCE:g} % / < 2 % (reported: not the paper's method)",
+            criterion=f"needs < {100 * FRICTION_TOLERANCE:g} % / < 2 % (our extension, not the paper's method)",
         ),
     ]
     for label, (friction, gain) in worst.items():

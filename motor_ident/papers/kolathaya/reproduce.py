@@ -236,11 +236,12 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
     # the last two claims compare the identified model with the nominal: only when the identified one drove the
     # loop over the whole last span (and a nominal span before the switch exists)
     identified_in_use = run["gate_open_fraction_last_span"] == 1.0 and np.isfinite(bias_before)
+    gate_text = f"opened at {_fmt(opened)}" if opened else "never opened"
     precondition = (
         ""
         if identified_in_use
         else "not applicable: the identified model drove the loop over "
-        f"{100 * run['gate_open_fraction_last_span']:.0f} % of the last {SPAN_S:g} s (the gate {'opened at ' + _fmt(opened) if opened else 'never opened'}), so "
+        f"{100 * run['gate_open_fraction_last_span']:.0f} % of the last {SPAN_S:g} s (the gate {gate_text}), so "
         "after vs before does not compare the identified model with the nominal; "
     )
     low_switch, high_switch = PAPER_SWITCH_S - SWITCH_TOLERANCE_S, PAPER_SWITCH_S + SWITCH_TOLERANCE_S

@@ -42,10 +42,11 @@ see `motor_ident.papers.liu.table2`); the conclusion's better fit of the high/lo
 model (not implemented: our arm's friction is that model). ours (our ablation, never a key claim):
 GMR (loop 3) below loops 1-2 alone on every joint. Reported: the same with the drive loss on
 (matched to the GMR), the Coulomb + viscous baseline, OLS / WLS / GLS in loop 2. recovery
-(REQUIRED on the unloaded joints: shoulder pan, wrists): the even part within 50 % and the friction threshold within 20 % of the simulated ones (the
-threshold of the last wrist is reported only: its step at lambda, kv1 lambda = 0.018 N m, is at
-the 0.02 N m torque noise). Reported: eq. 8's own even part (zero), the odd Coulomb level, the
-loaded joints (their drive loss mu |G(q)| is outside the friction model).
+(REQUIRED on the unloaded joints: shoulder pan, wrists): the even part within 50 % and the
+friction threshold within 20 % of the simulated ones (the threshold of the last wrist is reported
+only: its step at lambda, kv1 lambda = 0.018 N m, is at the 0.02 N m torque noise). Reported:
+eq. 8's own even part (zero), the odd Coulomb level, the loaded joints (their drive loss mu |G(q)|
+is outside the friction model).
 
 The elastic arm is not a rigid-body robot: ``--engine`` does not apply.
 """

@@ -17,7 +17,7 @@ def test_reproduce_guedelha(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap
     monkeypatch.setattr(guedelha, "PWM_DURATION_S", 5.0)
     monkeypatch.setattr(guedelha, "TRACKING_DURATION_S", 5.0)
     out = tmp_path / "guedelha.json"
-    code = main(["reproduce", "guedelha", "--seed", "3", "--json", str(out)])
+    code = main(["reproduce", "guedelha", "--seed", "3", "--seeds", "1", "--json", str(out)])
     result = json.loads(out.read_text())
     assert code == (0 if result["passed"] else 1)
     rows = {row["name"]: row for row in result["rows"]}

@@ -115,7 +115,7 @@ def test_cli_reproduce_szabo(tmp_path: Path, excitation: tuple[FourierTrajectory
 
     trajectory_file, report, table = tmp_path / "traj.yaml", tmp_path / "szabo.json", tmp_path / "szabo.csv"
     save_trajectory(trajectory_file, NamedTrajectory(excitation[0], ("joint1", "joint2", "joint3")))
-    argv = ["reproduce", "szabo", "--runs", "100", "--trajectory", str(trajectory_file)]
+    argv = ["reproduce", "szabo", "--runs", "100", "--seeds", "1", "--trajectory", str(trajectory_file)]
     code = main(argv + ["--json", str(report), "--out", str(table)])
     payload = json.loads(report.read_text())
     assert code == (0 if payload["passed"] else 1)
