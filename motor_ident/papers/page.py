@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from motor_ident.errors import ConfigError
-from motor_ident.papers.reproduction import Reproduction
+from motor_ident.papers.reproduction import UNSEEDED_PAPERS, Reproduction
 
 GENERATOR = "motor-ident reproduce-page"
 
@@ -58,7 +58,9 @@ def block(payload: dict[str, Any]) -> str:
     result = Reproduction.from_json(record)
     seeds = record.get("seeds") or []
     head = result.summary().split("\n")[0]
-    if seeds:
+    if result.paper in UNSEEDED_PAPERS:
+        over = "from one run (nothing is drawn at random)"
+    elif seeds:
         span = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}-{seeds[-1]}"
         over = f"over {len(seeds)} {span.split()[0]} ({span}; a claim holds on at least {record['seeds_needed']})"
     else:

@@ -174,9 +174,10 @@ def _spread(values: list[dict[str, Any] | None]) -> dict[str, Any]:
         return {"text": "-"}
     keys = [k for k in ("value", "reduction_pct") if k in present[0]] + list(present[0])
     for key in keys:
-        numbers = [v.get(key) for v in present]
-        if all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in numbers):
-            low, high = float(min(numbers)), float(max(numbers))
+        entries = [v.get(key) for v in present]
+        numbers = [float(x) for x in entries if isinstance(x, (int, float)) and not isinstance(x, bool)]
+        if len(numbers) == len(entries) and all(math.isfinite(x) for x in numbers):
+            low, high = min(numbers), max(numbers)
             return {"key": key, "min": low, "max": high, "text": f"{_short(low)} .. {_short(high)}"}
     return {"text": "-"}
 

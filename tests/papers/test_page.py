@@ -88,8 +88,13 @@ def test_xin_output_agrees_with_the_page(tmp_path: Path) -> None:
     _agrees_with_record("xin", tmp_path, [])
 
 
+# liu's full run (three excitation designs, loops 1-3 twice: about 40 s of CPU) stays out of the suite; its page
+# block is checked against its record only
+FRESH_RUN_PAPERS = [p for p in PAPERS if p not in UNSEEDED_PAPERS and p != "liu"]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("paper", [p for p in PAPERS if p not in UNSEEDED_PAPERS])
+@pytest.mark.parametrize("paper", FRESH_RUN_PAPERS)
 def test_first_seed_agrees_with_the_page(paper: str, tmp_path: Path) -> None:
-    """A fresh run on the first seed prints the page's key claims and first-seed values (minutes: slow)."""
+    """A fresh run on the first seed prints the page's key claims and first-seed values (6-10 s of CPU each)."""
     _agrees_with_record(paper, tmp_path, [])

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from motor_ident.core.actuators.friction import FrictionShape
+from motor_ident.core.actuators.friction import FrictionKind, FrictionShape
 from motor_ident.io.robot_config import load_robot_config
 from motor_ident.papers.guedelha.coupled import (
     feedforward_tracking,
@@ -104,7 +104,9 @@ def other_law_plant(plant: ActuatorPlant, stribeck_velocity: float) -> ActuatorP
     + tau_v v: static level (sigma_s+ + sigma_s-) / 2 of the chain, decaying to its Coulomb level
     algebraically (1 / v) instead of exponentially, delta = 1 / v_s, `OTHER_LAW_STICTION_GAIN`.
     """
-    law = FrictionShape(kind="arctan", stiction_gain=OTHER_LAW_STICTION_GAIN, stribeck_gain=1.0 / stribeck_velocity)
+    law = FrictionShape(
+        kind=FrictionKind.ARCTAN, stiction_gain=OTHER_LAW_STICTION_GAIN, stribeck_gain=1.0 / stribeck_velocity
+    )
     chains = []
     for chain in plant.chains:
         names = chain.friction.names
