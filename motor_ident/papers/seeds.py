@@ -168,11 +168,12 @@ def _merge_row(versions: list[dict[str, Any] | None], need: int) -> dict[str, An
 
 
 def _spread(values: list[dict[str, Any] | None]) -> dict[str, Any]:
-    """Min and max over the seeds of the first numeric entry of ``ours`` (``value``, ``reduction_pct`` first)."""
+    """Min and max over the seeds of the first numeric entry of ``ours`` (``value``, ``reduction_pct``,
+    ``bias_sd`` first: what varies, not a truth carried beside it)."""
     present = [v for v in values if v]
     if not present:
         return {"text": "-"}
-    keys = [k for k in ("value", "reduction_pct") if k in present[0]] + list(present[0])
+    keys = [k for k in ("value", "reduction_pct", "bias_sd") if k in present[0]] + list(present[0])
     for key in keys:
         entries = [v.get(key) for v in present]
         numbers = [float(x) for x in entries if isinstance(x, (int, float)) and not isinstance(x, bool)]
