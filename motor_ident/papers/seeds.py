@@ -11,8 +11,10 @@ the first seed's. A row absent from a seed's run counts as not holding there.
 from __future__ import annotations
 
 import math
+import multiprocessing
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import replace
 from typing import Any
 
@@ -75,9 +77,6 @@ def _in_processes(
     run: Callable[[ReproduceOptions], Reproduction], options: ReproduceOptions, seeds: int, jobs: int
 ) -> list[Reproduction]:
     """The runs of seeds ``options.seed`` onwards, ``jobs`` forked processes at a time, in seed order."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
     stage = f"seeds, {jobs} at a time"
     each = [replace(options, seed=options.seed + k, progress=None) for k in range(seeds)]
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
