@@ -88,7 +88,8 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
         "--savgol-window",
         type=arguments.POSITIVE,
         metavar="S",
-        help="Savitzky-Golay window [s] (default 0.05: passes motions up to about 10 Hz; longer smooths more)",
+        help="Savitzky-Golay window [s] (default 0.05: passes motions up to about 10 Hz, lengthened to hold 11 samples "
+        "at low rates: 0.11 s at 100 Hz; longer smooths more)",
     )
     p.add_argument(
         "--cutoff-hz",
