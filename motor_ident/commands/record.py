@@ -14,7 +14,12 @@ identifier would publish:
 | ``/identifier/r2``             | std_msgs/msg/Float64MultiArray | window R^2 per joint, on each refit   |
 
 Receive times are the simulated time, so ``motor-ident play`` replays it with the simulator's
-clock.
+clock. Each topic carries the QoS its node publishes with (`motor_ident.io.bags.qos`).
+
+With ``--topics``, ``record`` records a running robot's live DDS topics instead
+(`motor_ident.ros.topic_recorder`): raw CDR with the topics' types and QoS, until ``--duration``
+seconds have passed or Ctrl-C / SIGTERM, which leave a complete bag (exit status 0, as after a
+simulated recording stopped early).
 """
 
 from __future__ import annotations
@@ -106,9 +111,64 @@ def record_scenario(
     return RecordSummary(Path(out), done, done * loop.sim.dt, joints, opened, engine_used)
 
 
+def record_live(
+    topics: list[str], out: str, *, duration: float | None, wait: float, storage: str, json_path: str | None
+) -> int:
+    """Record live DDS topics into a rosbag2 (``record --topics``)."""
+    from motor_ident.ros.topic_recorder import record_topics
+
+    def started(recorded: list[str]) -> None:
+        until = "Ctrl-C" if duration is None else f"{duration:g} s or Ctrl-C"
+        print(f"recording {recorded} to {out} until {until}", flush=True)
+
+    result = record_topics(topics, out, duration=duration, wait=wait, storage=storage, on_start=started)
+    counts = ", ".join(f"{topic} {t.messages}" for topic, t in result.topics.items())
+    missing = f"; never published: {result.missing}" if result.missing else ""
+    print(
+        f"recorded {result.messages} messages in {result.seconds:.1f} s ({counts}) to {result.path}, "
+        f"stopped by {result.stopped_by}{missing}"
+    )
+    write_json(
+        json_path,
+        {
+            "bag": str(result.path),
+            "seconds": result.seconds,
+            "stopped_by": result.stopped_by,
+            "messages": {topic: t.messages for topic, t in result.topics.items()},
+            "types": {topic: t.msgtype for topic, t in result.topics.items()},
+            "missing": result.missing,
+            "cpu_seconds": result.cpu_seconds,
+            "storage": storage,
+        },
+    )
+    return 0
+
+
 def cmd_record(args: argparse.Namespace) -> int:
-    """Record a simulated run into a rosbag2."""
-    summary = record_scenario(args.scenario, args.out, duration=args.duration, storage=args.storage, engine=args.engine)
+    """Record a simulated run, or live topics (``--topics``), into a rosbag2."""
+    from motor_ident.errors import ConfigError
+
+    if args.topics:
+        given = [flag for flag, value in (("--scenario", args.scenario), ("--engine", args.engine)) if value]
+        if given:
+            raise ConfigError(f"{' and '.join(given)}: not with --topics, which records live topics, not a simulation")
+        return record_live(
+            args.topics,
+            args.out,
+            duration=args.duration,
+            wait=5.0 if args.wait is None else args.wait,
+            storage=args.storage,
+            json_path=args.json,
+        )
+    if args.wait is not None:
+        raise ConfigError("--wait: only with --topics (it bounds the wait for live publishers)")
+    summary = record_scenario(
+        args.scenario or "valkyrie_arm",
+        args.out,
+        duration=20.0 if args.duration is None else args.duration,
+        storage=args.storage,
+        engine=args.engine,
+    )
     opened = "never" if summary.gate_opened_at_s is None else f"{summary.gate_opened_at_s:.3f} s"
     print(
         f"recorded {summary.samples} joint states ({summary.duration:g} s simulated on {summary.engine}, joints "
@@ -131,10 +191,28 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``record`` to the command line."""
-    p = sub.add_parser("record", help="simulate a scenario under excitation and write a rosbag2 (MCAP)")
-    p.add_argument("--scenario", default="valkyrie_arm", help="scenario name or parameter file (default valkyrie_arm)")
+    p = sub.add_parser(
+        "record", help="simulate a scenario under excitation, or record live topics (--topics), into a rosbag2 (MCAP)"
+    )
+    p.add_argument("--scenario", help="scenario name or parameter file to simulate (default valkyrie_arm)")
+    p.add_argument(
+        "--topics",
+        nargs="+",
+        metavar="TOPIC",
+        help="record these live DDS topics of a running robot instead of simulating (raw, with their types and QoS)",
+    )
     p.add_argument("--out", required=True, help="bag directory to create (must not exist)")
-    p.add_argument("--duration", type=arguments.POSITIVE, default=20.0, help="simulated seconds (default 20)")
+    p.add_argument(
+        "--duration",
+        type=arguments.POSITIVE,
+        help="simulated seconds (default 20); with --topics, wall seconds from the first message (default: Ctrl-C)",
+    )
+    p.add_argument(
+        "--wait",
+        type=arguments.NON_NEGATIVE,
+        metavar="SEC",
+        help="with --topics: give up when no topic has a publisher after SEC seconds (default 5)",
+    )
     p.add_argument("--storage", choices=["mcap", "sqlite3"], default="mcap", help="rosbag2 storage (default mcap)")
     p.add_argument(
         "--engine",

@@ -7,8 +7,12 @@ with ``use_sim_time`` run on the recording's time exactly as they would on the r
 buffers (its joint_states stamps decrease) and identifies again.
 
 On a ROS 2 installation ``ros2 bag play BAG --clock [--rate X] [--loop]`` does the same job; this
-player exists for machines with only the rclpy wheels (no rosbag2). Publishers are RELIABLE with
-a deep queue: a reliable publisher matches reliable and best-effort subscriptions alike.
+player exists for machines with only the rclpy wheels (no rosbag2). Each topic is offered with
+the QoS its recorded publishers offered (`replay_qos`, from the bag's ``offered_qos_profiles``):
+a topic recorded latched (TRANSIENT_LOCAL, e.g. ``/identifier/gate_open``) is replayed latched,
+so a late-joining latched subscriber such as the monitor still gets its last message (a volatile
+publisher would be incompatible with it and deliver nothing). Publishers are RELIABLE with a deep
+queue otherwise: a reliable publisher matches reliable and best-effort subscriptions alike.
 Types whose Python message package is not importable are skipped with one warning each.
 """
 
@@ -21,14 +25,30 @@ from pathlib import Path
 from typing import Any
 
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rosbags.interfaces import Qos, QosDurability
 from rosgraph_msgs.msg import Clock
 
 from motor_ident.errors import ConfigError
+from motor_ident.io.bags.qos import recorded_qos
 from motor_ident.io.bags.read import RawMessage, raw_messages
 from motor_ident.ros.conversions import seconds_to_stamp
 
 REPLAY_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def replay_qos(offered: list[Qos]) -> QoSProfile:
+    """The profile to replay a topic recorded with publishers offering ``offered`` (`REPLAY_QOS` if none).
+
+    Latched (TRANSIENT_LOCAL, as deep as the deepest latched publisher) when any recorded publisher
+    was: a latched publisher matches volatile subscriptions too, a volatile one no latched subscription.
+    """
+    latched = [q.depth for q in offered if q.durability == QosDurability.TRANSIENT_LOCAL]
+    if not latched:
+        return REPLAY_QOS
+    return QoSProfile(
+        depth=max(1, *latched), reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+    )
 
 
 def message_class(msgtype: str) -> Any | None:
@@ -78,6 +98,7 @@ class BagPlayer(Node):
         self.rate = float(rate)
         self.max_passes: int | None = (loops if loops is not None else None) if loop else 1
         messages, notes = raw_messages(path, topics=topics)
+        offered = recorded_qos(path) if messages else {}
         for note in notes:
             self.get_logger().warning(note)
         self.publishers_by_topic: dict[str, Any] = {}
@@ -87,7 +108,9 @@ class BagPlayer(Node):
                 cls = message_class(msg.msgtype)
                 if cls is None:
                     self.get_logger().warning(f"{msg.topic}: type {msg.msgtype} is not installed here: skipped")
-                self.publishers_by_topic[msg.topic] = cls and self.create_publisher(cls, msg.topic, REPLAY_QOS)
+                self.publishers_by_topic[msg.topic] = cls and self.create_publisher(
+                    cls, msg.topic, replay_qos(offered.get(msg.topic, []))
+                )
             if self.publishers_by_topic[msg.topic] is not None:
                 self.messages.append(msg)
         if not self.messages:

@@ -11,9 +11,11 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from rosbags.interfaces import Qos
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
+from motor_ident.io.bags.qos import SENSOR_QOS, standard_qos
 from motor_ident.io.bags.series import BagError
 from motor_ident.io.bags.storage import BOOL, FLOAT64_ARRAY, IMU, JOINT_STATE, WRENCH_STAMPED
 
@@ -82,12 +84,27 @@ class BagWriter:
             finally:
                 shutil.rmtree(self._tmp, ignore_errors=True)
 
-    def _write(self, topic: str, msgtype: str, t_ns: int, msg: Any) -> None:
-        connection = self._connections.get(topic)
-        if connection is None:
-            connection = self._writer.add_connection(topic, msgtype, typestore=self.typestore)
-            self._connections[topic] = connection
-        self._writer.write(connection, int(t_ns), self.typestore.serialize_cdr(msg, msgtype))
+    def add_topic(self, topic: str, msgtype: str, offered_qos: Sequence[Qos]) -> None:
+        """Declare ``topic`` of type ``msgtype`` (``pkg/msg/Name``) with its publishers' QoS profiles.
+
+        Raises:
+            BagError: rosbags does not know ``msgtype`` (its definition goes into the bag).
+        """
+        if msgtype not in self._types:
+            raise BagError(f"{topic}: message type {msgtype} is not one rosbags knows, so its definition is missing")
+        self._connections[topic] = self._writer.add_connection(
+            topic, msgtype, typestore=self.typestore, offered_qos_profiles=list(offered_qos)
+        )
+
+    def raw(self, topic: str, t_ns: int, data: bytes) -> None:
+        """A message of a declared topic (`add_topic`) as CDR bytes, received at ``t_ns`` [ns since the epoch]."""
+        self._writer.write(self._connections[topic], int(t_ns), data)
+
+    def _write(self, topic: str, msgtype: str, t_ns: int, msg: Any, qos: Qos | None = None) -> None:
+        """Serialize ``msg`` onto ``topic``, declared on first use with ``qos`` (None: its standard profile)."""
+        if topic not in self._connections:
+            self.add_topic(topic, msgtype, [standard_qos(topic) if qos is None else qos])
+        self._writer.write(self._connections[topic], int(t_ns), self.typestore.serialize_cdr(msg, msgtype))
 
     def _header(self, t: float, frame_id: str = "") -> Any:
         sec = int(np.floor(t))
@@ -118,7 +135,7 @@ class BagWriter:
             velocity=arr(velocity),
             effort=arr(effort),
         )
-        self._write(topic, JOINT_STATE, round(t * 1e9), msg)
+        self._write(topic, JOINT_STATE, round(t * 1e9), msg, SENSOR_QOS)
 
     def wrench(self, topic: str, t: float, force: ArrayLike, torque: ArrayLike, frame_id: str = "") -> None:
         """A WrenchStamped at ``t`` [s]: force (3,) [N], torque (3,) [N m] in ``frame_id``."""
@@ -130,7 +147,7 @@ class BagWriter:
                 force=Vector3(x=f[0], y=f[1], z=f[2]), torque=Vector3(x=m[0], y=m[1], z=m[2])
             ),
         )
-        self._write(topic, WRENCH_STAMPED, round(t * 1e9), msg)
+        self._write(topic, WRENCH_STAMPED, round(t * 1e9), msg, SENSOR_QOS)
 
     def imu(
         self, topic: str, t: float, quaternion: ArrayLike, gyro: ArrayLike, accelerometer: ArrayLike, frame_id: str = ""
@@ -147,7 +164,7 @@ class BagWriter:
             linear_acceleration=Vector3(x=a[0], y=a[1], z=a[2]),
             linear_acceleration_covariance=np.zeros(9),
         )
-        self._write(topic, IMU, round(t * 1e9), msg)
+        self._write(topic, IMU, round(t * 1e9), msg, SENSOR_QOS)
 
     def array(self, topic: str, t: float, values: ArrayLike) -> None:
         """A Float64MultiArray received at ``t`` [s] (the ros2_controllers command format)."""
