@@ -172,6 +172,15 @@ def _excite(given: Given, args: argparse.Namespace) -> Iterator[str]:
         yield f"--block-weights weighs the terms of --criterion block; --criterion {args.criterion} does not use them"
 
 
+def _record(given: Given, args: argparse.Namespace) -> Iterator[str]:
+    if args.topics:
+        for dest in ("scenario", "engine"):
+            if given(dest):
+                yield f"{flag(dest)} sets up a simulation; --topics records live topics instead: give one"
+    elif given("wait"):
+        yield "--wait bounds the wait for the publishers of --topics: give --topics too"
+
+
 def _both(given: Given, first: str, second: str, why: str) -> Iterator[str]:
     if given(first) and given(second):
         yield f"{flag(first)} and {flag(second)} {why}"
@@ -182,6 +191,7 @@ _RULES: dict[str, Callable[[Given, argparse.Namespace], Iterator[str]]] = {
     "validate": _validate,
     "synth": _synth,
     "excite": _excite,
+    "record": _record,
 }
 
 

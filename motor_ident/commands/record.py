@@ -124,6 +124,7 @@ def record_live(
     result = record_topics(topics, out, duration=duration, wait=wait, storage=storage, on_start=started)
     counts = ", ".join(f"{topic} {t.messages}" for topic, t in result.topics.items())
     missing = f"; never published: {result.missing}" if result.missing else ""
+    missing += "".join(f"; left out {why}" for why in result.refused.values())
     print(
         f"recorded {result.messages} messages in {result.seconds:.1f} s ({counts}) to {result.path}, "
         f"stopped by {result.stopped_by}{missing}"
@@ -137,6 +138,7 @@ def record_live(
             "messages": {topic: t.messages for topic, t in result.topics.items()},
             "types": {topic: t.msgtype for topic, t in result.topics.items()},
             "missing": result.missing,
+            "refused": result.refused,
             "cpu_seconds": result.cpu_seconds,
             "storage": storage,
         },
@@ -146,24 +148,17 @@ def record_live(
 
 def cmd_record(args: argparse.Namespace) -> int:
     """Record a simulated run, or live topics (``--topics``), into a rosbag2."""
-    from motor_ident.errors import ConfigError
-
-    if args.topics:
-        given = [flag for flag, value in (("--scenario", args.scenario), ("--engine", args.engine)) if value]
-        if given:
-            raise ConfigError(f"{' and '.join(given)}: not with --topics, which records live topics, not a simulation")
+    if args.topics:  # --scenario, --engine without --topics, --wait with it: refused by option_checks
         return record_live(
             args.topics,
             args.out,
             duration=args.duration,
-            wait=5.0 if args.wait is None else args.wait,
+            wait=args.wait,
             storage=args.storage,
             json_path=args.json,
         )
-    if args.wait is not None:
-        raise ConfigError("--wait: only with --topics (it bounds the wait for live publishers)")
     summary = record_scenario(
-        args.scenario or "valkyrie_arm",
+        args.scenario,
         args.out,
         duration=20.0 if args.duration is None else args.duration,
         storage=args.storage,
@@ -194,7 +189,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "record", help="simulate a scenario under excitation, or record live topics (--topics), into a rosbag2 (MCAP)"
     )
-    p.add_argument("--scenario", help="scenario name or parameter file to simulate (default valkyrie_arm)")
+    p.add_argument(
+        "--scenario", default="valkyrie_arm", help="scenario name or parameter file to simulate (default valkyrie_arm)"
+    )
     p.add_argument(
         "--topics",
         nargs="+",
@@ -210,6 +207,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--wait",
         type=arguments.NON_NEGATIVE,
+        default=5.0,
         metavar="SEC",
         help="with --topics: give up when no topic has a publisher after SEC seconds (default 5)",
     )

@@ -89,13 +89,15 @@ class TopicCount:
 
 @dataclass
 class LiveRecording:
-    """What `record_topics` wrote: the bag, per topic its count, the seconds recorded, why it stopped."""
+    """What `record_topics` wrote: the bag, per topic its count, the seconds recorded, why it stopped,
+    the topics never published, those left out (and why), the recorder's CPU time [s]."""
 
     path: Path
     topics: dict[str, TopicCount]
     seconds: float
     stopped_by: str
     missing: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)
     cpu_seconds: float = 0.0
 
     @property
@@ -248,7 +250,8 @@ def record_topics(
             dict(recorder.recorded),
             seconds,
             stopped_by,
-            recorder.missing,
+            [topic for topic in recorder.missing if topic not in recorder.refused],
+            dict(recorder.refused),
             time.process_time() - cpu0,
         )
     finally:
