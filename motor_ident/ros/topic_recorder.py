@@ -34,6 +34,7 @@ from motor_ident.errors import ConfigError
 from motor_ident.io.bags.series import BagError
 from motor_ident.io.bags.write import BagWriter
 from motor_ident.ros.bag_player import message_class
+from motor_ident.ros.runner import default_dds_environment
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _NS_PER_S = 1_000_000_000
@@ -194,8 +195,6 @@ def record_topics(
     import rclpy
     from rclpy.experimental import EventsExecutor
     from rclpy.signals import SignalHandlerOptions
-
-    from motor_ident.ros.runner import default_dds_environment
 
     if not topics:
         raise ConfigError("--topics: give at least one topic to record")
