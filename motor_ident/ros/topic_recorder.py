@@ -31,6 +31,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 
 from motor_ident.errors import ConfigError
+from motor_ident.io.bags.qos import INFINITE
 from motor_ident.io.bags.series import BagError
 from motor_ident.io.bags.write import BagWriter
 from motor_ident.ros.bag_player import message_class
@@ -41,10 +42,11 @@ _NS_PER_S = 1_000_000_000
 
 
 def _duration(value: Any) -> QosTime:
-    """An rclpy Duration as rosbag2's ``{sec, nsec}`` (rmw's "infinite" kept as rosbag2 writes it)."""
+    """An rclpy Duration as rosbag2's ``{sec, nsec}``; rmw's default (0) and infinite both mean no
+    limit, written as ``ros2 bag record`` writes infinite (`motor_ident.io.bags.qos.INFINITE`)."""
     ns = int(value.nanoseconds)
-    if ns >= 0x7FFFFFFFFFFFFFFF or ns == 0:
-        return QosTime(sec=2147483647, nsec=4294967295) if ns else QosTime(sec=0, nsec=0)
+    if ns <= 0 or ns >= 0x7FFFFFFFFFFFFFFF:
+        return INFINITE
     return QosTime(sec=ns // _NS_PER_S, nsec=ns % _NS_PER_S)
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -209,3 +210,25 @@ def test_play_replays_a_latched_topic_latched(ros, simulated: Path) -> None:
     while not received and time.monotonic() < deadline:
         ros.executor.spin_once(timeout_sec=0.05)
     assert received == [last.data]
+
+
+def test_simulated_bags_carry_the_nodes_qos(simulated: Path) -> None:
+    """`record`'s bag keeps per topic the profile its node publishes with (ros.common's, converted):
+    history, depth, reliability, durability (deadlines and liveliness are the defaults on both sides)."""
+    from motor_ident.io.bags.qos import recorded_qos
+    from motor_ident.ros.common import COMMAND_QOS, LATCHED_QOS, STATE_QOS
+    from motor_ident.ros.topic_recorder import bag_qos
+
+    nodes = {
+        "/joint_states": STATE_QOS,
+        "/motor_states": STATE_QOS,
+        "/effort_controller/commands": COMMAND_QOS,
+        "/identifier/gate_open": LATCHED_QOS,
+    }
+
+    def policies(qos: Any) -> tuple[object, ...]:
+        return qos.history, qos.depth, qos.reliability, qos.durability
+
+    recorded = recorded_qos(simulated)
+    for topic, profile in nodes.items():
+        assert [policies(q) for q in recorded[topic]] == [policies(bag_qos(profile))], topic
