@@ -232,3 +232,39 @@ def test_simulated_bags_carry_the_nodes_qos(simulated: Path) -> None:
     recorded = recorded_qos(simulated)
     for topic, profile in nodes.items():
         assert [policies(q) for q in recorded[topic]] == [policies(bag_qos(profile))], topic
+
+
+def test_sigterm_leaves_a_complete_bag(ros, tmp_path: Path) -> None:
+    """SIGTERM (systemd, containers) ends the recording like Ctrl-C: exit 0, a bag that reads, its counts printed."""
+    from std_msgs.msg import Float64MultiArray
+
+    from motor_ident.io.bags.read import raw_messages
+    from motor_ident.ros.common import COMMAND_QOS
+    from motor_ident.ros.conversions import make_array
+
+    publisher = ros.probe("commands").create_publisher(Float64MultiArray, "/sigterm/commands", COMMAND_QOS)
+    out = tmp_path / "bag"
+    recorder = subprocess.Popen(
+        _command("record", "--topics", "/sigterm/commands", "--out", str(out), "--wait", "30"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30.0
+        while publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
+            ros.executor.spin_once(timeout_sec=0.05)
+        assert publisher.get_subscription_count() == 1, "the recorder did not subscribe within 30 s"
+        for k in range(20):
+            publisher.publish(make_array(np.full(4, float(k))))
+        recorder.send_signal(signal.SIGTERM)
+        stdout, stderr = recorder.communicate(timeout=30)
+    finally:
+        if recorder.poll() is None:
+            recorder.kill()
+            recorder.wait()
+    assert recorder.returncode == 0, stderr
+    last = stdout.strip().splitlines()[-1]
+    assert "stopped by SIGTERM" in last, stdout
+    messages, notes = raw_messages(out)
+    assert not notes and f"/sigterm/commands {len(messages)})" in last and len(messages) <= 20
