@@ -41,20 +41,15 @@ def simulated(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def source(simulated: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The robot's topics to play live: 3.5 s of the example arm's logger (jittered 8-13 ms stamps,
+    """The robot's topics to play live: 3 s of the example arm's logger (jittered 8-13 ms stamps,
     by `to-bag`) and the simulated identifier's latched gate."""
+    from motor_ident.cli import main
     from motor_ident.io.bags.read import raw_messages
     from motor_ident.io.bags.write import BagWriter
 
     logged = tmp_path_factory.mktemp("robot") / "log"
-    run = subprocess.run(
-        _command("to-bag", str(LOG / "identification.csv"), "--spec", str(LOG / "spec.yaml"))
-        + ["--robot", "valkyrie_arm", "--keep-time", "1.5:5", "--out", str(logged)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 0, run.stderr
+    arguments = ["to-bag", str(LOG / "identification.csv"), "--spec", str(LOG / "spec.yaml"), "--robot", "valkyrie_arm"]
+    assert main([*arguments, "--keep-time", "1.5:4.5", "--out", str(logged)]) == 0
     path = logged.parent / "robot"
     states, _ = raw_messages(logged, topics=["/joint_states"])
     (gate, *_), _ = raw_messages(simulated, topics=["/identifier/gate_open"])
@@ -171,7 +166,7 @@ def test_identify_fits_the_live_recording(live: dict[str, object], tmp_path: Pat
     )
     assert run.returncode == 0, run.stderr
     fit = json.loads((tmp_path / "f.json").read_text())
-    assert fit["joints"] == JOINTS and fit["n_samples"] > 300
+    assert fit["joints"] == JOINTS and fit["n_samples"] > 250
     assert min(fit["r2_per_joint"]) > 0.9, fit["r2_per_joint"]
 
 
