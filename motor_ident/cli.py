@@ -4,7 +4,8 @@ Each subcommand lives in its own module under `motor_ident.commands` and registe
 ``register(subparsers)``. Every subcommand with ``--json FILE`` writes the keys listed in the
 project's design brief, so scripts can rely on them. Errors of motor_ident print one line saying
 what to fix and exit with status 2, as do bad options (`motor_ident.commands.arguments`) and files
-that cannot be read or written.
+that cannot be read or written. Ctrl-C and SIGTERM end every command with one line and exit
+status 130 / 143 (`motor_ident.commands.interrupt`), also while the subcommands are imported.
 """
 
 from __future__ import annotations
@@ -13,56 +14,44 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from motor_ident.commands import (
-    base_params,
-    bench,
-    demo,
-    excite,
-    experiment,
-    fleet,
-    identify,
-    monitor,
-    play,
-    record,
-    reproduce,
-    soak,
-    synth,
-    validate,
-)
-from motor_ident.commands.arguments import CommandParser
-from motor_ident.commands.common import limit_blas_threads
-from motor_ident.errors import MotorIdentError
+from motor_ident.commands.interrupt import stoppable
 
-# the subcommands, in the order ``motor-ident --help`` lists them
+# the subcommands, in the order ``motor-ident --help`` lists them (modules of motor_ident.commands)
 COMMANDS = (
-    identify,
-    validate,
-    base_params,
-    synth,
-    demo,
-    bench,
-    soak,
-    excite,
-    reproduce,
-    experiment,
-    record,
-    play,
-    monitor,
-    fleet,
+    "identify",
+    "validate",
+    "base_params",
+    "synth",
+    "demo",
+    "bench",
+    "soak",
+    "excite",
+    "reproduce",
+    "experiment",
+    "record",
+    "play",
+    "monitor",
+    "fleet",
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``motor-ident``."""
+    import importlib
+
+    from motor_ident.commands.arguments import CommandParser
+
     parser = CommandParser(prog="motor-ident", description="Identify joint and actuator dynamics.")
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in COMMANDS:
-        command.register(sub)
+    for name in COMMANDS:
+        importlib.import_module(f"motor_ident.commands.{name}").register(sub)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``motor-ident``."""
+def _run(argv: Sequence[str] | None) -> int:
+    from motor_ident.commands.common import limit_blas_threads
+    from motor_ident.errors import MotorIdentError
+
     args = build_parser().parse_args(argv)
     limit_blas_threads()  # one BLAS thread: small factorizations, cores shared with nodes (commands.common)
     try:
@@ -70,6 +59,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (MotorIdentError, OSError) as exc:  # OSError: a file that cannot be read or written, a full disk
         print(f"motor-ident {args.command}: error: {exc}", file=sys.stderr)
         return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``motor-ident``."""
+    given = sys.argv[1:] if argv is None else list(argv)
+    name = " ".join(["motor-ident", *given[:1]]) if given and not given[0].startswith("-") else "motor-ident"
+    return stoppable(name, lambda: _run(argv))
 
 
 if __name__ == "__main__":

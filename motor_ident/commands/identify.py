@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from motor_ident.commands import arguments
-from motor_ident.commands.common import Stages, floats, write_json
+from motor_ident.commands.common import Stages, floats
 from motor_ident.commands.data_options import add_data_arguments, add_robot_argument, is_bag, print_wrapped
+from motor_ident.commands.options import IdentifyOptions
+from motor_ident.commands.pipeline import EXIT_HELP
 from motor_ident.commands.torque_options import (
     add_torque_arguments,
     apply_torque_source,
@@ -20,6 +23,14 @@ from motor_ident.commands.torque_options import (
     read_recording,
 )
 from motor_ident.commands.validate import add_validate_on_arguments, add_verdict_arguments
+
+if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --help stays light)
+    from motor_ident.commands.pipeline import Pipeline
+    from motor_ident.commands.torque_options import TorqueOutcome
+    from motor_ident.core.estimation.identification import Identification
+    from motor_ident.core.rigid_body.regressor import Regressor
+    from motor_ident.io.data import JointRecord
+    from motor_ident.io.robot_config import RobotConfig
 
 # Above this many samples the fitting stage reports its fraction done (a bar on a terminal).
 PROGRESS_SAMPLES = 20000
@@ -110,87 +121,185 @@ def online_replay(
     }
 
 
-def report_directory(args: argparse.Namespace) -> Path | None:
-    """Where the HTML report goes: ``--report``, else beside ``--out`` / ``--json``, else nowhere."""
-    if args.no_report:
-        return None
-    if args.report:
-        return Path(args.report)
-    for given in (args.out, args.json):
-        if given:
-            path = Path(given)
-            return path.with_name(f"{path.stem}_report")
-    return None
+STAGES = ("read", "prepare", "fit", "parameters", "validate", "urdf", "report")
+"""``identify``'s stages in order (`motor_ident.commands.pipeline`): the results exist after ``fit``."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What the read and prepare stages hand to the fit."""
+
+    config: RobotConfig
+    regressor: Regressor
+    record: JointRecord
+    torque: TorqueOutcome
+    notes: tuple[str, ...]
+    warnings: tuple[str, ...]
+    gate: list[tuple[float, bool]] | None
+    r2: tuple[np.ndarray, np.ndarray] | None
+    online: dict[str, Any] | None
 
 
 def cmd_identify(args: argparse.Namespace) -> int:
     """Identify parameters from a recorded CSV / NPZ file or a rosbag2 bag."""
-    from motor_ident.commands.data_options import load_robot, load_spec_arg, preparation, spec_defaults
-    from motor_ident.core.estimation.identification import identify
-    from motor_ident.io.params import ParameterSet, save_parameters
-    from motor_ident.io.preprocess import prepare_record
-
     if args.floating_base:
         from motor_ident.commands.floating_base import cmd_identify_floating
 
         return cmd_identify_floating(args)
-    config = load_robot(args.robot)
-    spec = load_spec_arg(args)
-    spec_defaults(args, spec)
-    config, gains = configured_gains(args, config)
-    regressor = config.build_regressor()
+    return run_identify(IdentifyOptions.from_namespace(args))
+
+
+def run_identify(options: IdentifyOptions) -> int:
+    """``identify``'s stages (`STAGES`), outputs checked first; the exit status of `motor_ident.commands.pipeline`."""
+    from motor_ident.commands.pipeline import Pipeline, check_outputs
+    from motor_ident.core.estimation.identification import identify
+
+    recording, report = options.recording, options.report_directory()
+    check_outputs(
+        {"--out": options.out, "--json": options.json, "--urdf-out": options.urdf_out, "--report": report},
+        {
+            "DATA": options.data,
+            "--robot": options.robot if Path(options.robot).exists() else None,
+            "--spec": recording.spec,
+            "--payload-data": recording.payload_data,
+            "--gains": recording.gains,
+            "--online": options.online,
+            "--validate-on": options.validate_on,
+            "--validate-spec": options.validate_spec,
+        },
+        directories=("--report",),
+    )
+    pipeline = Pipeline("identify", STAGES, json_path=options.json)
+    with Stages("identify") as stages:
+        prepared = _read_and_prepare(options, pipeline, stages)
+        record = prepared.record
+        assert record.qd is not None and record.qdd is not None
+        with pipeline.stage("fit"):
+            fitting = stages.stage(f"fitting {record.t.size} samples", measured=record.t.size > PROGRESS_SAMPLES)
+            result = identify(
+                prepared.regressor,
+                record.q,
+                record.qd,
+                record.qdd,
+                record.tau,
+                method=options.method,
+                theta_nominal=prepared.config.nominal_parameters(prepared.regressor),
+                alpha=options.alpha,
+                validate_fraction=options.validate or 0.0,
+                progress=fitting if record.t.size > PROGRESS_SAMPLES else None,
+                check_consistency=True,
+            )
+    warnings = prepared.warnings + _consistency_warning(result)
+    _print_fit(prepared, result, warnings)
+    pipeline.results = _fit_payload(options, prepared, result, warnings)
+    pipeline.keep()
+    if options.out:
+        with pipeline.stage("parameters"):
+            _save_parameters(options.out, prepared, result)
+    else:
+        pipeline.skip("parameters")
+    validation = None
+    if options.validate_on:
+        from motor_ident.commands.validate import validate_recording
+
+        with pipeline.stage("validate"):
+            validation = validate_recording(
+                prepared.config,
+                prepared.regressor,
+                result.theta,
+                options.validate_on,
+                options.validation_recording(),
+                max_rre=options.max_rre,
+                min_r2=options.min_r2,
+                files={"identification_data": options.data},
+                converter=prepared.torque.converter,
+            )
+            pipeline.results["validation"] = validation.payload
+    else:
+        pipeline.skip("validate")
+    if options.urdf_out:
+        from motor_ident.commands.validate import write_nearest_urdf
+
+        with pipeline.stage("urdf"):
+            fit, base = result.fit, result.base
+            pipeline.results["urdf"] = write_nearest_urdf(
+                options.urdf_out, prepared.config, prepared.regressor, base, fit.theta, fit.covariance
+            )
+    else:
+        pipeline.skip("urdf")
+    if report is not None:
+        with pipeline.stage("report"):
+            pipeline.results["report"] = str(_write_report(report, options, prepared, result, warnings))
+            if validation is not None:
+                from motor_ident.commands.validate import write_validation_page
+
+                write_validation_page(report / "validation", validation)
+    else:
+        pipeline.skip("report")
+    passed = validation is None or bool(validation.payload["passed"])
+    return pipeline.exit_code(passed=passed)
+
+
+def _read_and_prepare(options: IdentifyOptions, pipeline: Pipeline, stages: Stages) -> Prepared:
+    """The stages read (robot, spec, DATA) and prepare (range, derivatives, torque source, ``--online``)."""
+    from motor_ident.commands.data_options import load_robot, load_spec_arg, preparation, spec_defaults
+    from motor_ident.io.preprocess import prepare_record
+
+    data = options.data
+    with pipeline.stage("read"):
+        config = load_robot(options.robot)
+        spec = load_spec_arg(options.recording)
+        recording = spec_defaults(options.recording, spec)
+        config, gains = configured_gains(recording, config)
+        regressor = config.build_regressor()
+        big = is_bag(data) and _size(data) > 150 * PROGRESS_SAMPLES  # bags report the fraction read
+        read = read_recording(data, recording, config, spec, progress=stages.stage(f"reading {data}", measured=big))
     gate: list[tuple[float, bool]] | None = None
     r2: tuple[np.ndarray, np.ndarray] | None = None
-    with Stages("identify") as stages:
-        big = is_bag(args.data) and _size(args.data) > 150 * PROGRESS_SAMPLES  # bags report the fraction read
-        recording = read_recording(
-            args.data, args, config, spec, progress=stages.stage(f"reading {args.data}", measured=big)
-        )
-        notes, bag = recording.warnings, recording.bag
-        if bag is not None and bag.gate is not None:
-            gate = [(float(t), bool(v[0])) for t, v in zip(bag.gate.t, bag.gate.values)]
-        if bag is not None and bag.r2 is not None and bag.r2.values.shape[1] == len(config.joints):
-            r2 = (bag.r2.t, bag.r2.values)
-        record, prepared = prepare_record(recording.record, preparation(args, spec), source=data_label(args.data, spec))
-        if getattr(args, "payload_data", None) is not None:
-            stages.stage(f"drive gains from {args.payload_data} and {args.data}", measured=False)
-        torque = apply_torque_source(args, config, regressor, record, payload_reader(args, config, spec), gains=gains)
-        record = torque.record
-        assert record.qd is not None and record.qdd is not None
+    bag = read.bag
+    if bag is not None and bag.gate is not None:
+        gate = [(float(t), bool(v[0])) for t, v in zip(bag.gate.t, bag.gate.values)]
+    if bag is not None and bag.r2 is not None and bag.r2.values.shape[1] == len(config.joints):
+        r2 = (bag.r2.t, bag.r2.values)
+    with pipeline.stage("prepare"):
+        record, notes = prepare_record(read.record, preparation(recording, spec), source=data_label(data, spec))
+        if recording.payload_data is not None:
+            stages.stage(f"drive gains from {recording.payload_data} and {data}", measured=False)
+        payload = payload_reader(recording, config, spec)
+        torque = apply_torque_source(recording, config, regressor, record, payload, gains=gains)
         online = None
-        if args.online is not None:
+        if options.online is not None:
             stages.stage("replaying the online identifier", measured=False)
-            online = online_replay(
-                args.online, tuple(config.joints), record.t, record.q, record.qd, record.tau, config=config
-            )
-            gate = online["gate"]
-            r2 = (online["r2_t"], online["r2"])
-        theta_nominal = config.nominal_parameters(regressor)
-        fitting = stages.stage(f"fitting {record.t.size} samples", measured=record.t.size > PROGRESS_SAMPLES)
-        result = identify(
-            regressor,
-            record.q,
-            record.qd,
-            record.qdd,
-            record.tau,
-            method=args.method,
-            theta_nominal=theta_nominal,
-            alpha=args.alpha,
-            validate_fraction=args.validate or 0.0,
-            progress=fitting if record.t.size > PROGRESS_SAMPLES else None,
-            check_consistency=True,
-        )
+            t, q, qd, tau = torque.record.t, torque.record.q, torque.record.qd, torque.record.tau
+            assert qd is not None  # prepare_record differentiates
+            online = {
+                **online_replay(options.online, tuple(config.joints), t, q, qd, tau, config=config),
+                "scenario": options.online,
+            }
+            gate, r2 = online["gate"], (online["r2_t"], online["r2"])
+    return Prepared(config, regressor, torque.record, torque, tuple(notes), tuple(read.warnings), gate, r2, online)
+
+
+def _consistency_warning(result: Identification) -> tuple[str, ...]:
     consistency = result.consistency
-    if consistency is not None and not consistency.consistent:
-        notes += (
-            f"the estimate is not physically consistent ({consistency.reason}); "
-            "--method sdp or --method log_cholesky keeps every link physically valid",
-        )
-    for note in prepared + torque.notes:
+    if consistency is None or consistency.consistent:
+        return ()
+    return (
+        f"the estimate is not physically consistent ({consistency.reason}); "
+        "--method sdp or --method log_cholesky keeps every link physically valid",
+    )
+
+
+def _print_fit(prepared: Prepared, result: Identification, warnings: tuple[str, ...]) -> None:
+    """The fit's summary on stdout: notes, warnings, metrics per joint, base parameters with their std."""
+    from motor_ident.core.estimation.covariance import ESTIMATOR
+
+    config = prepared.config
+    for note in prepared.notes + prepared.torque.notes:
         print_wrapped("note", note)
-    for note in notes:
+    for note in warnings:
         print_wrapped("warning", note)
-    fit, base = result.fit, result.base
+    fit, base, consistency = result.fit, result.base, result.consistency
     print(f"robot {config.name}: {result.n_train} training samples, {result.n_heldout} held out, method {fit.method}")
     print(f"condition number {fit.condition_number:.4g}, {base.n_base} base parameters")
     if fit.noise_covariance is not None:
@@ -205,62 +314,28 @@ def cmd_identify(args: argparse.Namespace) -> int:
     for j, name in enumerate(config.joints):
         held = f"{result.heldout.r2[j]:13.4f}" if result.heldout is not None else f"{'-':>13}"
         print(f"{name:<24}{fit.r2[j]:10.4f}{fit.r2_uncentred[j]:14.4f}{fit.nrmse[j]:10.4f}{held}")
-    from motor_ident.core.estimation.covariance import ESTIMATOR
-
     print(f"base parameters (value +- std; std: {ESTIMATOR}):")
     for expr, value, std in zip(base.expressions(), fit.theta, fit.std):
         print(f"  {value:12.5g} +- {std:<10.3g} {expr}")
-    if args.out:
-        std_full = np.full(regressor.n_parameters, np.nan)
-        std_full[base.independent] = np.where(np.any(base.B, axis=1), np.nan, fit.std)
-        save_parameters(
-            args.out,
-            ParameterSet(
-                names=regressor.names,
-                values=result.theta,
-                std=std_full,
-                robot=config.name,
-                method=fit.method,
-                extra={
-                    "base_parameters": {
-                        "expressions": base.expressions(),
-                        "values": floats(fit.theta),
-                        "std": floats(fit.std),
-                        "covariance": [floats(row) for row in fit.covariance],
-                    },
-                    "metrics": {
-                        "r2_per_joint": floats(fit.r2),
-                        "condition_number": float(fit.condition_number),
-                    },
-                    **torque.parameter_extra,
-                },
-            ),
+    online = prepared.online
+    if online is not None:
+        opened, t0 = online["gate_opened_at_s"], prepared.record.t[0]
+        print(
+            f"online identifier ({online['scenario'] or 'default settings'}"
+            f"{'' if online['counts'] is None else '; ' + online['counts'].describe()}): gate opened at "
+            f"{'never' if opened is None else f'{opened - t0:.3f} s after the start'}; "
+            f"at the end: {online['reason']}"
         )
-        print(f"parameters written to {args.out}")
-    report = report_directory(args)
-    report_page = None
-    if report is not None:
-        from motor_ident.io.report import ReportInput, write_report
+        if online["too_short"]:
+            print_wrapped("warning", online["too_short"])
 
-        report_page = write_report(
-            report,
-            ReportInput(
-                title=f"Identification of {config.name}",
-                source=str(args.data),
-                robot=config.name,
-                regressor=regressor,
-                result=result,
-                t=record.t,
-                q=record.q,
-                qd=record.qd,
-                qdd=record.qdd,
-                tau=record.tau,
-                gate=gate,
-                r2=r2,
-                notes=prepared + torque.notes + notes,
-            ),
-        )
-        print(f"report written to {report_page}")
+
+def _fit_payload(
+    options: IdentifyOptions, prepared: Prepared, result: Identification, warnings: tuple[str, ...]
+) -> dict[str, Any]:
+    """The ``--json`` keys of the fit (the later stages add theirs)."""
+    config, torque, fit, base = prepared.config, prepared.torque, result.fit, result.base
+    consistency = result.consistency
     payload: dict[str, Any] = {
         "robot": config.name,
         "method": fit.method,
@@ -276,16 +351,17 @@ def cmd_identify(args: argparse.Namespace) -> int:
         "heldout_nrmse_per_joint": None if result.heldout is None else floats(result.heldout.nrmse),
         "base_parameters": dict(zip(base.expressions(), floats(fit.theta))),
         "base_parameter_std": floats(fit.std),
-        "n_samples": int(record.t.size),
-        "notes": list(prepared + torque.notes),
-        "warnings": list(notes),
+        "n_samples": int(prepared.record.t.size),
+        "notes": list(prepared.notes + torque.notes),
+        "warnings": list(warnings),
         **torque.json,
-        "report": None if report_page is None else str(report_page),
+        "report": None,
     }
+    online = prepared.online
     if online is not None:
         fit_online = online["fit"]
         payload["online"] = {
-            "scenario": args.online,
+            "scenario": options.online,
             "gate_opened_at_s": online["gate_opened_at_s"],
             "gate_open_at_end": bool(online["gate"][-1][1]),
             "reason": online["reason"],
@@ -294,36 +370,67 @@ def cmd_identify(args: argparse.Namespace) -> int:
             "r2_per_joint": None if fit_online is None else floats(online["r2"][-1]),
             "condition_number": None if fit_online is None else float(fit_online.condition_number),
         }
-        opened = online["gate_opened_at_s"]
-        print(
-            f"online identifier ({args.online or 'default settings'}"
-            f"{'' if online['counts'] is None else '; ' + online['counts'].describe()}): gate opened at "
-            f"{'never' if opened is None else f'{opened - record.t[0]:.3f} s after the start'}; "
-            f"at the end: {online['reason']}"
-        )
-        if online["too_short"]:
-            print_wrapped("warning", online["too_short"])
-    passed = True
-    if args.validate_on:
-        from motor_ident.commands.validate import validate_on_args, validate_recording
+    return payload
 
-        payload["validation"] = validate_recording(
-            config,
-            regressor,
-            result.theta,
-            args.validate_on,
-            validate_on_args(args),
-            report=None if report is None else report / "validation",
-            files={"identification_data": args.data},
-            converter=torque.converter,
-        )
-        passed = bool(payload["validation"]["passed"])
-    if args.urdf_out:
-        from motor_ident.commands.validate import write_nearest_urdf
 
-        payload["urdf"] = write_nearest_urdf(args.urdf_out, config, regressor, base, fit.theta, fit.covariance)
-    write_json(args.json, payload)
-    return 0 if passed else 1
+def _save_parameters(path: str, prepared: Prepared, result: Identification) -> None:
+    """``--out``: the full parameters (std where a base parameter is one alone), base parameters, covariance."""
+    from motor_ident.io.params import ParameterSet, save_parameters
+
+    regressor, fit, base = prepared.regressor, result.fit, result.base
+    std_full = np.full(regressor.n_parameters, np.nan)
+    std_full[base.independent] = np.where(np.any(base.B, axis=1), np.nan, fit.std)
+    save_parameters(
+        path,
+        ParameterSet(
+            names=regressor.names,
+            values=result.theta,
+            std=std_full,
+            robot=prepared.config.name,
+            method=fit.method,
+            extra={
+                "base_parameters": {
+                    "expressions": base.expressions(),
+                    "values": floats(fit.theta),
+                    "std": floats(fit.std),
+                    "covariance": [floats(row) for row in fit.covariance],
+                },
+                "metrics": {"r2_per_joint": floats(fit.r2), "condition_number": float(fit.condition_number)},
+                **prepared.torque.parameter_extra,
+            },
+        ),
+    )
+    print(f"parameters written to {path}")
+
+
+def _write_report(
+    report: Path, options: IdentifyOptions, prepared: Prepared, result: Identification, warnings: tuple[str, ...]
+) -> Path:
+    """The HTML report, drawn aside and put into ``report`` whole; returns its ``index.html``."""
+    from motor_ident.io.report import ReportInput, write_report
+
+    record = prepared.record
+    assert record.qd is not None and record.qdd is not None
+    page = write_report(
+        report,
+        ReportInput(
+            title=f"Identification of {prepared.config.name}",
+            source=str(options.data),
+            robot=prepared.config.name,
+            regressor=prepared.regressor,
+            result=result,
+            t=record.t,
+            q=record.q,
+            qd=record.qd,
+            qdd=record.qdd,
+            tau=record.tau,
+            gate=prepared.gate,
+            r2=prepared.r2,
+            notes=prepared.notes + prepared.torque.notes + warnings,
+        ),
+    )
+    print(f"report written to {page}")
+    return page
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -331,8 +438,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "identify",
         help="offline identification from recorded data (CSV / NPZ / rosbag2)",
-        description="Identify the base parameters from a recording. Exit status 1 when --validate-on's "
-        "verdict fails, 2 on bad input.",
+        description="Identify the base parameters from a recording, in stages: read, prepare, fit, then each "
+        "output as it is ready (--out, --validate-on's verdict, --urdf-out, the report), every output path checked "
+        "before any work; --json records every stage's status with the results.",
+        epilog=EXIT_HELP,
     )
     p.add_argument("data", help="recorded data: .npz, .csv, or a rosbag2 bag (directory, .mcap or .db3)")
     add_robot_argument(p)

@@ -1,0 +1,65 @@
+"""How every ``motor-ident`` command stops on Ctrl-C (SIGINT) and SIGTERM: one line, exit 130 / 143.
+
+`stoppable` wraps a command (``cli.main`` runs every subcommand inside it, from before the
+subcommands are imported): SIGTERM (systemd, a container stop, ``kill``) is raised as `Terminated`
+like Ctrl-C raises `KeyboardInterrupt`, so both unwind through the ``finally`` blocks and
+`motor_ident.io.data.atomic_write`'s clean-up (a temporary file removed, the old output kept), and
+the command prints one line instead of a traceback. Exit status 130 (128 + SIGINT) or 143
+(128 + SIGTERM), as a shell reports a process the signal ended.
+
+Rejected: letting Python die by the signal (exit -2 / -15 seen by the caller, a traceback for
+SIGINT, temporary files left by SIGTERM), and a handler per command (one forgotten command is one
+traceback).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Callable
+from types import FrameType
+
+EXIT_INTERRUPTED = 130
+"""128 + SIGINT: the command was stopped by Ctrl-C."""
+EXIT_TERMINATED = 143
+"""128 + SIGTERM: the command was stopped by SIGTERM."""
+
+
+class Terminated(BaseException):  # noqa: N818 - named like KeyboardInterrupt, which it mirrors
+    """SIGTERM arrived: raised in the main thread like `KeyboardInterrupt` is for SIGINT."""
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
+
+
+def quiet_exit(signum: int, frame: FrameType | None) -> None:
+    """A signal handler for processes that must stop without a word (a Dask worker on a terminal's Ctrl-C)."""
+    sys.exit(EXIT_INTERRUPTED if signum == signal.SIGINT else EXIT_TERMINATED)
+
+
+def stoppable(name: str, run: Callable[[], int]) -> int:
+    """Run ``run()`` with SIGTERM raised as `Terminated`; Ctrl-C / SIGTERM print one line and give 130 / 143.
+
+    ``name`` heads the line (``motor-ident identify: interrupted``). A signal that arrives while
+    the line is printed is ignored: the command is already stopping.
+    """
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        return run()
+    except KeyboardInterrupt:
+        return _stopped(name, "interrupted", EXIT_INTERRUPTED)
+    except Terminated:
+        return _stopped(name, "terminated", EXIT_TERMINATED)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _stopped(name: str, what: str, code: int) -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        print(f"{name}: {what}", file=sys.stderr, flush=True)
+    except OSError:  # stderr closed with the terminal
+        pass
+    return code
