@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import FrameType
 
 EXIT_INTERRUPTED = 130
@@ -33,9 +34,20 @@ def _raise_terminated(signum: int, frame: FrameType | None) -> None:
     raise Terminated
 
 
-def quiet_exit(signum: int, frame: FrameType | None) -> None:
-    """A signal handler for processes that must stop without a word (a Dask worker on a terminal's Ctrl-C)."""
-    sys.exit(EXIT_INTERRUPTED if signum == signal.SIGINT else EXIT_TERMINATED)
+@contextmanager
+def interrupts_held_from_children() -> Iterator[None]:
+    """Start processes and threads that never see SIGINT (a Dask cluster's workers and its event loop).
+
+    A terminal's Ctrl-C reaches every process of its foreground group: each worker would print a
+    KeyboardInterrupt traceback of its own while this process stops the run. SIGINT is blocked in
+    this thread meanwhile: the threads and processes started inherit the mask (SIGTERM, with which
+    a cluster stops its workers, is left alone); a Ctrl-C in the meantime arrives when it ends.
+    """
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def stoppable(name: str, run: Callable[[], int]) -> int:

@@ -77,8 +77,6 @@ def check_outputs(
         for name, source in read.items():
             if _same(path, source):
                 raise OutputError(f"{flag} {path} is {name}: it would overwrite the input; write it elsewhere")
-            if flag in directories and path.resolve() in source.resolve().parents:
-                raise OutputError(f"{flag} {path} holds {name} {source}: write the report elsewhere")
         key = path.resolve()
         if key in seen:
             raise OutputError(f"{seen[key]} and {flag} both name {path}: give each output its own path")
@@ -139,6 +137,8 @@ class Pipeline:
     def skip(self, name: str) -> None:
         """A stage the command line did not ask for."""
         self.status[name] = SKIPPED
+        if self.kept:
+            self.write_json()
 
     def keep(self) -> None:
         """The results exist from here on: later failures are recorded, not fatal; the JSON is written."""
