@@ -1,4 +1,4 @@
-"""``identify`` / ``validate`` as stages: every flag reaches the options, outputs checked first, late failures keep results."""
+"""``identify`` / ``validate`` as stages: every flag reaches the options, outputs checked first, results kept."""
 
 from __future__ import annotations
 
