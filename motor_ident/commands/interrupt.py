@@ -67,9 +67,23 @@ def stoppable(name: str, run: Callable[[], int]) -> int:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _clear_unhandled_interrupt_flag() -> None:
+    """Undo CPython's note that Ctrl-C went unhandled, which a handled one can leave behind.
+
+    A KeyboardInterrupt raised while CPython runs source text (a dataclass's methods or a
+    namedtuple being made as a module imports) sets that note, and ``python -m motor_ident.cli``
+    would then end by SIGINT (status -2) in place of ours. Running any text to its end clears it:
+    here the constant ``pass``, through the C API.
+    """
+    import ctypes
+
+    ctypes.pythonapi.PyRun_SimpleString(b"pass")
+
+
 def _stopped(name: str, what: str, code: int) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _clear_unhandled_interrupt_flag()
     try:
         print(f"{name}: {what}", file=sys.stderr, flush=True)
     except OSError:  # stderr closed with the terminal
