@@ -65,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``motor-ident``."""
     given = sys.argv[1:] if argv is None else list(argv)
     name = " ".join(["motor-ident", *given[:1]]) if given and not given[0].startswith("-") else "motor-ident"
-    return stoppable(name, lambda: _run(argv))
+    return stoppable(name, lambda: _run(argv), exits=argv is None)  # argv None: the process's own command line
 
 
 if __name__ == "__main__":

@@ -50,11 +50,14 @@ def interrupts_held_from_children() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
-def stoppable(name: str, run: Callable[[], int]) -> int:
+def stoppable(name: str, run: Callable[[], int], *, exits: bool = False) -> int:
     """Run ``run()`` with SIGTERM raised as `Terminated`; Ctrl-C / SIGTERM print one line and give 130 / 143.
 
     ``name`` heads the line (``motor-ident identify: interrupted``). A signal that arrives while
-    the line is printed is ignored: the command is already stopping.
+    the line is printed is ignored: the command is already stopping. ``exits``: the process exits
+    when this returns, so SIGINT and SIGTERM stay ignored from the command's end on (a signal in
+    Python's own shutdown would only turn a finished command's status into -2 / -15); else the
+    previous SIGTERM handler is put back.
     """
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
@@ -64,7 +67,13 @@ def stoppable(name: str, run: Callable[[], int]) -> int:
     except Terminated:
         return _stopped(name, "terminated", EXIT_TERMINATED)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if exits:  # held back while the handlers change: a signal now is dropped, not raised here
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+        else:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _clear_unhandled_interrupt_flag() -> None:

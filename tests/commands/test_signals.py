@@ -194,3 +194,26 @@ def test_a_signal_at_any_time_leaves_whole_outputs_and_one_line(
     leftovers = [p.name for p in tmp_path.rglob(".*") if p.name.endswith(".tmp")]
     assert leftovers == [], case
     assert _digest(inputs) == before, case
+
+
+def test_a_ctrl_c_while_the_fleet_cluster_stops_after_the_run_keeps_its_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``fleet identify``: Ctrl-C during the local cluster's shutdown, every row stored: summary, JSON, exit 0."""
+    import motor_ident.commands.fleet as fleet_command
+    import motor_ident.fleet.cluster as cluster_module
+    from motor_ident.fleet.cluster import RunSummary
+
+    class Cluster:
+        def close(self, timeout: float) -> None:
+            raise KeyboardInterrupt  # the terminal's Ctrl-C while the workers stop
+
+    argv = ["fleet", "simulate", "--robots", "1", "--days", "2", "--stationary", "--duration", "1", "--rate", "50"]
+    assert main([*argv, "--out", str(tmp_path / "rec")]) == 0
+    monkeypatch.setattr(cluster_module, "local_cluster", lambda workers: Cluster())
+    monkeypatch.setattr(fleet_command, "_run", lambda *args: RunSummary(identified=2, workers=1))
+    argv = ["fleet", "identify", str(tmp_path / "rec"), "--robot", "valkyrie_arm", "--store", str(tmp_path / "store")]
+    assert main([*argv, "--json", str(tmp_path / "run.json")]) == 0
+    out = capsys.readouterr().out
+    assert "interrupted while the local cluster stopped" in out and "2 recordings identified" in out
+    assert json.loads((tmp_path / "run.json").read_text())["identified"] == 2
