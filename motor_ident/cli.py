@@ -10,62 +10,19 @@ status 130 / 143 (`motor_ident.commands.interrupt`), also while the subcommands 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 
 from motor_ident.commands.interrupt import stoppable
-
-# the subcommands, in the order ``motor-ident --help`` lists them (modules of motor_ident.commands)
-COMMANDS = (
-    "identify",
-    "validate",
-    "base_params",
-    "synth",
-    "demo",
-    "bench",
-    "soak",
-    "excite",
-    "reproduce",
-    "experiment",
-    "record",
-    "play",
-    "monitor",
-    "fleet",
-)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``motor-ident``."""
-    import importlib
-
-    from motor_ident.commands.arguments import CommandParser
-
-    parser = CommandParser(prog="motor-ident", description="Identify joint and actuator dynamics.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    for name in COMMANDS:
-        importlib.import_module(f"motor_ident.commands.{name}").register(sub)
-    return parser
-
-
-def _run(argv: Sequence[str] | None) -> int:
-    from motor_ident.commands.common import limit_blas_threads
-    from motor_ident.errors import MotorIdentError
-
-    args = build_parser().parse_args(argv)
-    limit_blas_threads()  # one BLAS thread: small factorizations, cores shared with nodes (commands.common)
-    try:
-        return int(args.func(args))
-    except (MotorIdentError, OSError) as exc:  # OSError: a file that cannot be read or written, a full disk
-        print(f"motor-ident {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+from motor_ident.commands.parser import build_parser as build_parser
+from motor_ident.commands.parser import run
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``motor-ident``."""
     given = sys.argv[1:] if argv is None else list(argv)
     name = " ".join(["motor-ident", *given[:1]]) if given and not given[0].startswith("-") else "motor-ident"
-    return stoppable(name, lambda: _run(argv), exits=argv is None)  # argv None: the process's own command line
+    return stoppable(name, lambda: run(argv), exits=argv is None)  # argv None: the process's own command line
 
 
 if __name__ == "__main__":

@@ -191,6 +191,8 @@ def test_a_signal_at_any_time_leaves_whole_outputs_and_one_line(
     for name in spec.folders:
         if finished or (tmp_path / name).exists():
             _check_folder(tmp_path / name)
+    present = [name for name in (*spec.files, *spec.folders) if (tmp_path / name).exists()]
+    print(f"signal-fuzz {command} {signal_name} {delay:.3f} s sent={sent} exit={done.returncode} outputs={present}")
     leftovers = [p.name for p in tmp_path.rglob(".*") if p.name.endswith(".tmp")]
     assert leftovers == [], case
     assert _digest(inputs) == before, case
