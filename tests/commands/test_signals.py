@@ -9,7 +9,8 @@ in /proc/PID/status): before that the interpreter is still starting (its site ho
 command can answer.
 
 The default suite runs a handful of cases; ``MOTOR_IDENT_FUZZ_SIGNALS=N`` runs N seeded times for
-every command and signal.
+every command and signal, ``MOTOR_IDENT_FUZZ_SPAN=F`` stretches the times drawn by F (a loaded
+machine, where the commands run slower, needs more to reach their last stages).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from motor_ident.cli import main
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc/PID/status (Linux)")
 
 RUNS = int(os.environ.get("MOTOR_IDENT_FUZZ_SIGNALS", "0"))
+SPAN = float(os.environ.get("MOTOR_IDENT_FUZZ_SPAN", "1"))  # x each command's window: a loaded machine runs slower
 SIGNALS = {"SIGINT": (signal.SIGINT, 130, "interrupted"), "SIGTERM": (signal.SIGTERM, 143, "terminated")}
 
 
@@ -175,7 +177,7 @@ def test_a_signal_at_any_time_leaves_whole_outputs_and_one_line(
     """Signalled at a seeded random time: no traceback, 130 / 143 or the finished status, outputs whole or absent."""
     spec = COMMANDS[command]
     signum, code, word = SIGNALS[signal_name]
-    delay = random.Random(f"{command}-{signal_name}-{run}").uniform(0.0, spec.seconds)
+    delay = random.Random(f"{command}-{signal_name}-{run}").uniform(0.0, SPAN * spec.seconds)
     before = _digest(inputs)
     argv = [a.format(i=inputs, o=tmp_path) for a in spec.argv]
     done, sent = _run(argv, signum, delay)
