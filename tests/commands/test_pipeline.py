@@ -28,17 +28,6 @@ def test_every_flag_lands_in_a_field_of_the_options(command: str, options: type)
     assert dests - held == set()
 
 
-@pytest.fixture(scope="module")
-def recordings(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two short szabo_3dof recordings (2 s at 100 Hz) and the parameters identified from the first."""
-    folder = tmp_path_factory.mktemp("recordings")
-    for name, seed in (("a.npz", "0"), ("b.npz", "1")):
-        argv = ["synth", "--robot", "szabo_3dof", "--duration", "2", "--rate", "100", "--seed", seed]
-        assert main([*argv, "--out", str(folder / name)]) == 0
-    assert main(["identify", str(folder / "a.npz"), "--robot", "szabo_3dof", "--out", str(folder / "p.yaml")]) == 0
-    return folder
-
-
 def _digest(folder: Path) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
 
@@ -57,20 +46,20 @@ def _digest(folder: Path) -> dict[str, str]:
     ],
 )
 def test_outputs_are_checked_before_any_work(
-    recordings: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], named: str
+    szabo_recordings: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], named: str
 ) -> None:
     """A bad output path: exit 2 with one line naming it, before reading the data; no input changed, nothing written."""
-    before = _digest(recordings)
-    given = [a.format(d=recordings, o=tmp_path) for a in argv]
+    before = _digest(szabo_recordings)
+    given = [a.format(d=szabo_recordings, o=tmp_path) for a in argv]
     assert main([*given, "--robot", "szabo_3dof"]) == 2
     err = capsys.readouterr()
     assert named in err.err and len(err.err.strip().splitlines()) == 1, err.err
     assert "reading" not in err.out  # refused before the read stage
-    assert _digest(recordings) == before and list(tmp_path.iterdir()) == []
+    assert _digest(szabo_recordings) == before and list(tmp_path.iterdir()) == []
 
 
 def test_a_failing_urdf_stage_keeps_every_result_and_says_so(
-    recordings: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    szabo_recordings: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """--urdf-out failing after the fit: parameters, JSON (every stage's status) and report written, exit 3."""
     import motor_ident.commands.validate as validate
@@ -80,7 +69,16 @@ def test_a_failing_urdf_stage_keeps_every_result_and_says_so(
 
     monkeypatch.setattr(validate, "write_nearest_urdf", fails)
     out, summary = tmp_path / "p.yaml", tmp_path / "p.json"
-    argv = ["identify", str(recordings / "a.npz"), "--robot", "szabo_3dof", "--out", str(out), "--json", str(summary)]
+    argv = [
+        "identify",
+        str(szabo_recordings / "a.npz"),
+        "--robot",
+        "szabo_3dof",
+        "--out",
+        str(out),
+        "--json",
+        str(summary),
+    ]
     assert main([*argv, "--urdf-out", str(tmp_path / "x.urdf")]) == 3
     assert "stage urdf: no consistent links near these parameters" in capsys.readouterr().err
     payload = json.loads(summary.read_text())
@@ -98,7 +96,7 @@ def test_a_failing_urdf_stage_keeps_every_result_and_says_so(
     assert not (tmp_path / "x.urdf").exists()
 
     # with a verdict that fails too, the verdict's exit 1 is what the caller sees
-    argv += ["--validate-on", str(recordings / "b.npz"), "--max-rre", "0.01", "--no-report"]
+    argv += ["--validate-on", str(szabo_recordings / "b.npz"), "--max-rre", "0.01", "--no-report"]
     assert main([*argv, "--urdf-out", str(tmp_path / "x.urdf")]) == 1
     payload = json.loads(summary.read_text())
     assert payload["validation"]["passed"] is False and payload["stages"]["urdf"] == "failed"

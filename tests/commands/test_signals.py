@@ -89,18 +89,6 @@ DEFAULT = [("identify", "SIGINT"), ("identify", "SIGTERM"), ("validate", "SIGINT
 CASES = [(c, s, k) for c in COMMANDS for s in SIGNALS for k in range(RUNS)] if RUNS else [(c, s, 0) for c, s in DEFAULT]
 
 
-@pytest.fixture(scope="module")
-def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two 2 s szabo_3dof recordings and the parameters identified from the first."""
-    folder = tmp_path_factory.mktemp("inputs")
-    for name, seed in (("a.npz", "0"), ("b.npz", "1")):
-        argv = ["synth", "--robot", "szabo_3dof", "--duration", "2", "--rate", "100", "--seed", seed]
-        assert main([*argv, "--out", str(folder / name)]) == 0
-    argv = ["identify", str(folder / "a.npz"), "--robot", "szabo_3dof", "--no-report"]
-    assert main([*argv, "--out", str(folder / "p.yaml")]) == 0
-    return folder
-
-
 def _digest(folder: Path) -> dict[str, str]:
     return {
         str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.rglob("*") if p.is_file()
@@ -172,14 +160,14 @@ def _check_folder(path: Path) -> None:
 
 @pytest.mark.parametrize(("command", "signal_name", "run"), CASES)
 def test_a_signal_at_any_time_leaves_whole_outputs_and_one_line(
-    inputs: Path, tmp_path: Path, command: str, signal_name: str, run: int
+    szabo_recordings: Path, tmp_path: Path, command: str, signal_name: str, run: int
 ) -> None:
     """Signalled at a seeded random time: no traceback, 130 / 143 or the finished status, outputs whole or absent."""
     spec = COMMANDS[command]
     signum, code, word = SIGNALS[signal_name]
     delay = random.Random(f"{command}-{signal_name}-{run}").uniform(0.0, SPAN * spec.seconds)
-    before = _digest(inputs)
-    argv = [a.format(i=inputs, o=tmp_path) for a in spec.argv]
+    before = _digest(szabo_recordings)
+    argv = [a.format(i=szabo_recordings, o=tmp_path) for a in spec.argv]
     done, sent = _run(argv, signum, delay)
     case = f"{command} {signal_name} after {delay:.3f} s (sent: {sent}): exit {done.returncode}\n{done.stderr}"
     assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr, case
@@ -197,7 +185,7 @@ def test_a_signal_at_any_time_leaves_whole_outputs_and_one_line(
     print(f"signal-fuzz {command} {signal_name} {delay:.3f} s sent={sent} exit={done.returncode} outputs={present}")
     leftovers = [p.name for p in tmp_path.rglob(".*") if p.name.endswith(".tmp")]
     assert leftovers == [], case
-    assert _digest(inputs) == before, case
+    assert _digest(szabo_recordings) == before, case
 
 
 def test_a_ctrl_c_while_the_fleet_cluster_stops_after_the_run_keeps_its_result(
