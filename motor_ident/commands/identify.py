@@ -189,7 +189,7 @@ def run_identify(options: IdentifyOptions) -> int:
                 progress=fitting if record.t.size > PROGRESS_SAMPLES else None,
                 check_consistency=True,
             )
-    warnings = prepared.warnings + _consistency_warning(result)
+    warnings = prepared.warnings + _fit_warnings(tuple(prepared.config.joints), result)
     _print_fit(prepared, result, warnings)
     pipeline.results = _fit_payload(options, prepared, result, warnings)
     pipeline.keep()
@@ -280,13 +280,20 @@ def _read_and_prepare(options: IdentifyOptions, pipeline: Pipeline, stages: Stag
     return Prepared(config, regressor, torque.record, torque, tuple(notes), tuple(read.warnings), gate, r2, online)
 
 
-def _consistency_warning(result: Identification) -> tuple[str, ...]:
+def _fit_warnings(joints: tuple[str, ...], result: Identification) -> tuple[str, ...]:
+    """What the fit itself warns of: an estimate no physical robot has, a joint fitted worse than its mean."""
     consistency = result.consistency
-    if consistency is None or consistency.consistent:
-        return ()
-    return (
-        f"the estimate is not physically consistent ({consistency.reason}); "
-        "--method sdp or --method log_cholesky keeps every link physically valid",
+    out: tuple[str, ...] = ()
+    if consistency is not None and not consistency.consistent:
+        out += (
+            f"the estimate is not physically consistent ({consistency.reason}); "
+            "--method sdp or --method log_cholesky keeps every link physically valid",
+        )
+    return out + tuple(
+        f"joint {name}: training R2 {r2_joint:.3g} < 0, the fit predicts its torque worse than the torque's mean: "
+        "check the torque column (sign, scale, unit), the joint's motion, and the derivatives' window"
+        for name, r2_joint in zip(joints, result.fit.r2)
+        if r2_joint < 0.0
     )
 
 

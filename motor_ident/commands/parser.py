@@ -28,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
         reproduce,
         soak,
         synth,
+        to_bag,
         validate,
     )
     from motor_ident.commands.arguments import CommandParser
@@ -35,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = (identify, validate, base_params, synth, demo, bench, soak, excite, reproduce, experiment)
     parser = CommandParser(prog="motor-ident", description="Identify joint and actuator dynamics.")
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in (*commands, record, play, monitor, fleet):
+    for command in (*commands, record, to_bag, play, monitor, fleet):
         command.register(sub)
     return parser
 
