@@ -101,3 +101,18 @@ def test_a_failing_urdf_stage_keeps_every_result_and_says_so(
     payload = json.loads(summary.read_text())
     assert payload["validation"]["passed"] is False and payload["stages"]["urdf"] == "failed"
     assert payload["stages"]["report"] == "skipped"
+
+
+def test_a_folder_that_cannot_be_written_is_refused_before_any_work(
+    szabo_recordings: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--report into a read-only folder: exit 2 naming it (os.access faked: root may write anywhere)."""
+    import motor_ident.commands.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline.os, "access", lambda path, mode: Path(path) != tmp_path)
+    argv = ["identify", str(szabo_recordings / "a.npz"), "--robot", "szabo_3dof", "--out", str(szabo_recordings / "x")]
+    assert main([*argv, "--report", str(tmp_path / "report")]) == 2
+    assert (
+        f"--report {tmp_path / 'report'}: cannot write into {tmp_path} (permission denied)" in capsys.readouterr().err
+    )
+    assert not (szabo_recordings / "x").exists()
