@@ -120,7 +120,9 @@ def _run(args: argparse.Namespace, *, scenario: str, demo: bool) -> int:
             f"tracking RMSE: nominal model {before:.4f} rad -> identified model {after:.4f} rad "
             f"({100.0 * (1.0 - after / before):.0f} % lower)"
         )
-    console.print(f"commands published: {summary['commands_published']}, non-finite: {summary['nonfinite_commands']}")
+    published, heard = summary["commands_published"], summary["commands_recorded"]
+    heard_note = "" if heard == published else f" (the recorder received {heard})"
+    console.print(f"commands published: {published}{heard_note}, non-finite: {summary['nonfinite_commands']}")
     for node, counts in summary["lockstep"].items():
         colour = "yellow" if counts["timeout_steps"] else "green"
         console.print(f"[{colour}]{node} lockstep[/{colour}]: {LockstepCounts(**counts).sentence()}", highlight=False)

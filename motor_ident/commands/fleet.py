@@ -145,8 +145,13 @@ def cmd_identify(args: argparse.Namespace) -> int:
             return 130
     if not torn_down:  # Ctrl-C while the cluster stopped, after the run: every row is stored
         print(f"interrupted while the local cluster stopped; the run had ended, its rows are in {args.store}")
+    copies = (
+        f"{summary.copies} {'copy' if summary.copies == 1 else 'copies'} of others (one row each), "
+        if summary.copies
+        else ""
+    )
     print(
-        f"{summary.identified} recordings identified, {summary.skipped} already in the store, "
+        f"{summary.identified} recordings identified, {summary.skipped} already in the store, {copies}"
         f"{len(summary.failed)} failed ({summary.workers} workers, {summary.seconds:.1f} s); store {args.store}"
     )
     for path, error in summary.failed:
@@ -161,6 +166,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
         {
             "identified": summary.identified,
             "skipped": summary.skipped,
+            "copies": summary.copies,
             "failed": [{"recording": p, "error": e} for p, e in summary.failed],
             "stopped": summary.stopped,
             "not_done": summary.not_done,

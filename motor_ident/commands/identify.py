@@ -12,6 +12,7 @@ import numpy as np
 from motor_ident.commands import arguments
 from motor_ident.commands.common import Stages, floats
 from motor_ident.commands.data_options import add_data_arguments, add_robot_argument, is_bag, print_wrapped
+from motor_ident.commands.option_checks import refuse_idle_preparation
 from motor_ident.commands.options import IdentifyOptions
 from motor_ident.commands.pipeline import EXIT_HELP
 from motor_ident.commands.torque_options import (
@@ -213,6 +214,7 @@ def run_identify(options: IdentifyOptions) -> int:
                 min_r2=options.min_r2,
                 files={"identification_data": options.data},
                 converter=prepared.torque.converter,
+                primary=False,
             )
             pipeline.results["validation"] = validation.payload
     else:
@@ -262,6 +264,7 @@ def _read_and_prepare(options: IdentifyOptions, pipeline: Pipeline, stages: Stag
     if bag is not None and bag.r2 is not None and bag.r2.values.shape[1] == len(config.joints):
         r2 = (bag.r2.t, bag.r2.values)
     with pipeline.stage("prepare"):
+        refuse_idle_preparation(recording, spec, read.record, data_label(data, spec))
         record, notes = prepare_record(read.record, preparation(recording, spec), source=data_label(data, spec))
         if recording.payload_data is not None:
             stages.stage(f"drive gains from {recording.payload_data} and {data}", measured=False)

@@ -44,9 +44,12 @@ def build_parser() -> argparse.ArgumentParser:
 def run(argv: Sequence[str] | None) -> int:
     """Parse ``argv`` (None: the process's) and run its subcommand; errors of motor_ident in one line, exit 2."""
     from motor_ident.commands.common import limit_blas_threads
+    from motor_ident.commands.option_checks import refuse_idle_options
     from motor_ident.errors import MotorIdentError
 
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    refuse_idle_options(parser, args)  # contradicting options, or one the others leave without effect: exit 2
     limit_blas_threads()  # one BLAS thread: small factorizations, cores shared with nodes (commands.common)
     try:
         return int(args.func(args))

@@ -57,7 +57,9 @@ def sha256(path: str | Path) -> str | None:
         return None
     digest = hashlib.sha256()
     for f in files:
-        digest.update(f.read_bytes())
+        with open(f, "rb") as stream:  # a block at a time: a recording may be larger than memory
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(block)
     return digest.hexdigest()
 
 
@@ -149,6 +151,7 @@ def validate_recording(
     files: Mapping[str, str | Path | None],
     converter: TorqueConverter | None = None,
     gains: Any = None,
+    primary: bool = True,
 ) -> Validation:
     """Predict ``data`` with ``theta`` and the nominal model; print the metrics and verdict.
 
@@ -162,8 +165,11 @@ def validate_recording(
         converter: the conversion identification used (``identify --validate-on``: its drive gains);
             None builds it from ``options`` and ``config`` like ``identify`` does.
         gains: the `DriveGains` put into ``config`` (`configured_gains`), for the notes.
+        primary: ``data`` is the command's DATA (``validate``), on which the preparation options
+            must act (`refuse_idle_preparation`); False for ``identify --validate-on``'s second recording.
     """
     from motor_ident.commands.data_options import preparation, spec_defaults
+    from motor_ident.commands.option_checks import refuse_idle_preparation
     from motor_ident.commands.torque_options import apply_torque_source, data_label, read_recording
     from motor_ident.core.actuators.torque_sources import UNITS
     from motor_ident.core.estimation.validation import judge, prediction_metrics
@@ -175,6 +181,8 @@ def validate_recording(
     spec = load_spec_arg(options)
     options = spec_defaults(options, spec)
     recording = read_recording(data, options, config, spec)
+    if primary:  # identify --validate-on: the options were checked on DATA, which they act on
+        refuse_idle_preparation(options, spec, recording.record, data_label(data, spec))
     how = replace(preparation(options, spec), recorded_stamps=True)
     record, notes = prepare_record(recording.record, how, source=data_label(data, spec))
     notes = recording.warnings + notes

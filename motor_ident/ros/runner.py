@@ -50,7 +50,13 @@ from motor_ident.ros.processes import (
     spin_until,
     stop_processes,
 )
-from motor_ident.ros.recorder import Recorder, RunWatcher, identifier_summary, no_identifier_summary
+from motor_ident.ros.recorder import (
+    Recorder,
+    RunWatcher,
+    controller_commands,
+    identifier_summary,
+    no_identifier_summary,
+)
 from motor_ident.scenario.loader import find_scenario, load_scenario
 from motor_ident.schema import flatten
 
@@ -281,6 +287,7 @@ def _run_in_process(plan: _Plan, progress: Callable[[RunResult], None] | None) -
                 identifier_summary=no_identifier_summary() if identifier is None else identifier_summary(identifier),
                 settings=plan.settings,
                 lockstep={n: c for n in plan.simulators if (c := node_counts(nodes[n])) is not None},
+                commands_published=controller_commands(nodes),
             )
 
         def finished() -> bool:
@@ -359,6 +366,7 @@ def _run_as_processes(
                 identifier_summary=watcher.summary() if "identifier" in plan.nodes else no_identifier_summary(),
                 settings=plan.settings,
                 lockstep=dict(watcher.lockstep),
+                commands_published=sum(watcher.controller_commands.values()) if watcher.controller_commands else None,
                 log_dir=log_dir,
                 processes=[child.report() for child in children],
             )
@@ -380,6 +388,8 @@ def _run_as_processes(
         if _spin_run(context, executor, finished, plan.wall_timeout, progress, result, check):
             if "identifier" in plan.nodes:
                 spin_until(watcher.poll_parameter_names, executor, children, 2.0, None)
+            reports = watcher.controller_reports  # the controllers' counts as the run ends: their next report
+            spin_until(lambda: watcher.controller_reports > reports, executor, children, 2.0, None)
         else:
             for child in children:  # they got the terminal's signal too
                 child.stopped_with = child.stopped_with or "interrupted"
