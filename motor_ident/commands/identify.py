@@ -10,6 +10,7 @@ import numpy as np
 
 from motor_ident.commands import arguments
 from motor_ident.commands.common import Stages, floats, write_json
+from motor_ident.commands.online_metrics import after_switch_errors
 from motor_ident.commands.data_options import add_data_arguments, add_robot_argument, is_bag, print_wrapped
 from motor_ident.commands.torque_options import (
     add_torque_arguments,
@@ -42,6 +43,7 @@ def online_replay(
     tau: np.ndarray,
     *,
     config: Any = None,
+    qdd: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Run the identifier node's estimator and gate (settings of ``scenario``) over a record.
 
@@ -56,8 +58,10 @@ def online_replay(
     Returns:
         ``gate`` [(t, open)] at every change, ``r2_t`` (M,) and ``r2`` (M, n) at every refit (the
         gate's R^2 definition), ``gate_opened_at_s``, the final ``reason``, ``fit``, ``counts``
-        (`WindowCounts`, None for a record too short to measure its rate) and ``too_short`` (a
-        plain sentence when the record cannot fill the window, else '').
+        (`WindowCounts`, None for a record too short to measure its rate), ``too_short`` (a
+        plain sentence when the record cannot fill the window, else '') and, given ``qdd``,
+        ``after_switch``: the torque errors of the models in use and of the nominal one from the
+        first opening on (`after_switch_errors`; empty when the gate never opened).
 
     Raises:
         ConfigError: the scenario is invalid, or its identifier's robot has other joints than the record.
@@ -79,6 +83,7 @@ def online_replay(
     r2_t: list[float] = []
     r2: list[np.ndarray] = []
     last = None
+    segments: list[tuple[int, np.ndarray]] = []  # models in use from the first opening on
     for k in range(t.size):
         core.add_sample(t[k], q[k], qd[k], tau[k])
         if core.fit is not None and core.fit is not last:
@@ -87,6 +92,8 @@ def online_replay(
             r2.append(core.fit.r2_of(definition))
         if core.gate_open != gate[-1][1]:
             gate.append((float(t[k]), core.gate_open))
+        if (segments or core.gate_open) and (not segments or core.active_theta is not segments[-1][1]):
+            segments.append((k, core.active_theta))
     counts, span = core.counts, float(t[-1] - t[0]) if t.size else 0.0
     too_short = ""
     if counts is None:
@@ -107,6 +114,8 @@ def online_replay(
         "fit": core.fit,
         "counts": counts,
         "too_short": too_short,
+        "gate_criterion": core.config.improvement.gate_criterion,
+        "after_switch": {} if qdd is None else after_switch_errors(core, segments, q, qd, qdd, tau, t),
     }
 
 
@@ -161,7 +170,14 @@ def cmd_identify(args: argparse.Namespace) -> int:
         if args.online is not None:
             stages.stage("replaying the online identifier", measured=False)
             online = online_replay(
-                args.online, tuple(config.joints), record.t, record.q, record.qd, record.tau, config=config
+                args.online,
+                tuple(config.joints),
+                record.t,
+                record.q,
+                record.qd,
+                record.tau,
+                config=config,
+                qdd=record.qdd,
             )
             gate = online["gate"]
             r2 = (online["r2_t"], online["r2"])
@@ -283,16 +299,19 @@ def cmd_identify(args: argparse.Namespace) -> int:
         "report": None if report_page is None else str(report_page),
     }
     if online is not None:
-        fit_online = online["fit"]
+        fit_online, after = online["fit"], online["after_switch"]
         payload["online"] = {
             "scenario": args.online,
             "gate_opened_at_s": online["gate_opened_at_s"],
             "gate_open_at_end": bool(online["gate"][-1][1]),
+            "gate_changes": [[float(tg), bool(is_open)] for tg, is_open in online["gate"][1:]],
             "reason": online["reason"],
             "window": None if online["counts"] is None else online["counts"].describe(),
             "too_short": online["too_short"] or None,
             "r2_per_joint": None if fit_online is None else floats(online["r2"][-1]),
             "condition_number": None if fit_online is None else float(fit_online.condition_number),
+            "gate_criterion": online["gate_criterion"],
+            "after_switch": {k: floats(v) if isinstance(v, np.ndarray) else v for k, v in after.items()} or None,
         }
         opened = online["gate_opened_at_s"]
         print(
@@ -301,6 +320,12 @@ def cmd_identify(args: argparse.Namespace) -> int:
             f"{'never' if opened is None else f'{opened - record.t[0]:.3f} s after the start'}; "
             f"at the end: {online['reason']}"
         )
+        if after:
+            print(
+                f"after the switch ({after['seconds']:.3g} s, to the end): torque RMSE [N m] of the models in use "
+                f"{' '.join(f'{x:.3g}' for x in after['rmse_active'])}, of the nominal model "
+                f"{' '.join(f'{x:.3g}' for x in after['rmse_nominal'])}"
+            )
         if online["too_short"]:
             print_wrapped("warning", online["too_short"])
     passed = True

@@ -100,14 +100,9 @@ class ModelGate:
         self.consistency = None
         if self.forced_nominal:
             self.open, self.reason = False, "nominal model forced by the user (~/use_nominal)"
-            return False
-        if fit is None:
+        elif fit is None:
             self.open, self.reason = False, "no estimate yet"
-            return False
-        r2 = fit.r2_of(cfg.r2_definition)
-        worst = float(np.min(r2))  # NaN (no held-out prediction yet) keeps the gate closed
-        threshold = cfg.r2_threshold - (cfg.r2_hysteresis if self.open else 0.0)
-        if cfg.require_full_buffer and not window_full:
+        elif cfg.require_full_buffer and not window_full:
             self.open, self.reason = False, f"buffer filling ({fit.count} samples)"
         elif not np.all(np.isfinite(fit.theta)):
             self.open, self.reason = False, "estimate is not finite"
@@ -116,14 +111,25 @@ class ModelGate:
                 False,
                 f"condition number {fit.condition_number:.3g} > {cfg.max_condition_number:.3g}",
             )
-        elif not worst >= threshold:
-            self.open, self.reason = (
-                False,
-                f"R2 {worst:.3f} < {threshold:.3f} (joint {int(np.nanargmin(r2)) if np.any(np.isfinite(r2)) else 0})",
-            )
         else:
-            self.open, self.reason = self._physical(fit, check)
+            self.open, self.reason = self._judge(fit, check)
+            return self.open
+        self._held_back()
         return self.open
+
+    def _held_back(self) -> None:
+        """A condition before the criterion failed (buffer, finite estimate, conditioning)."""
+
+    def _judge(self, fit: WindowFit, check: Callable[[WindowFit], ConsistencyResult] | None) -> tuple[bool, str]:
+        """The criterion (Kolathaya et al. 2016): every joint's R^2 over the threshold, then physical validity."""
+        cfg = self.config
+        r2 = fit.r2_of(cfg.r2_definition)
+        worst = float(np.min(r2))  # NaN (no held-out prediction yet) keeps the gate closed
+        threshold = cfg.r2_threshold - (cfg.r2_hysteresis if self.open else 0.0)
+        if not worst >= threshold:
+            joint = int(np.nanargmin(r2)) if np.any(np.isfinite(r2)) else 0
+            return False, f"R2 {worst:.3f} < {threshold:.3f} (joint {joint})"
+        return self._physical(fit, check)
 
     def _physical(self, fit: WindowFit, check: Callable[[WindowFit], ConsistencyResult] | None) -> tuple[bool, str]:
         if check is None:

@@ -62,7 +62,12 @@ SPAN_S = 10.0  # error statistics over the 10 s before the switch and the last 1
 NOMINAL_INERTIA_SCALE = 1.3
 NOMINAL_FRICTION_SCALE = 1.0
 # the paper's gate alone: R2 >= 0.95 and a full buffer, nothing else
-PAPER_GATE = {"r2_hysteresis": 0.0, "max_condition_number": 1e300, "require_consistent": False}
+PAPER_GATE = {
+    "gate_criterion": "r2",
+    "r2_hysteresis": 0.0,
+    "max_condition_number": 1e300,
+    "require_consistent": False,
+}
 # gates fed the same fits beside the loop's (they do not drive it)
 PUBLISHED = "published: in-sample uncentred R2 (eq. 104)"
 CENTRED = "in-sample centred R2"
