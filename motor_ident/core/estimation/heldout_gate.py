@@ -23,6 +23,10 @@ model the robot runs. `ImprovementGate` asks the question a controller needs ans
   error must be at most ``max_relative_error``: a model better than a bad nominal one is not
   enough. Both must hold at ``stable_refits`` consecutive refits; once open, the limits loosen by
   ``error_hysteresis`` so the gate does not chatter.
+- **A model that has settled.** After a change (a payload, a tool) the fits move for a window's
+  length; a half-adapted model may already beat the nominal one. The candidate's predictions on
+  the window may differ from those of the candidate one evidence span earlier by at most
+  ``max_drift`` of each joint's torque scale.
 - **Joints whose torque barely varies are judged by their error.** A joint's torque scale is its
   RMS torque over the evidence (errors relative to it are the relative residual errors of
   ``motor-ident validate``), but at least ``torque_floor_fraction`` of the largest joint's: a
@@ -38,6 +42,7 @@ overstated by that correlation length and valid estimates are refused).
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -46,6 +51,7 @@ from numpy.typing import NDArray
 
 from motor_ident.core.estimation.consistency import ConsistencyResult
 from motor_ident.core.estimation.gate import GateConfig, ModelGate
+from motor_ident.core.estimation.least_squares import RegressionStatistics
 from motor_ident.core.estimation.sliding_window import WindowFit
 from motor_ident.schema import check, setting
 
@@ -68,6 +74,8 @@ class ImprovementGateConfig:
         evidence_duration: the held-out predictions judged: those of the last this many seconds [s].
         stable_refits: consecutive refits that must pass before the gate opens.
         error_hysteresis: once open, both limits are this fraction looser (the ratio at most 1).
+        max_drift: every joint's RMS change, over the window, of the candidate's predictions since the
+            candidate one evidence span earlier, at most this fraction of its torque scale.
         max_consistency_cost: with ``require_consistent``, the nearest consistent parameters' RMS
             error on the window may exceed the free fit's by at most this fraction of each joint's
             torque scale.
@@ -115,6 +123,14 @@ class ImprovementGateConfig:
     error_hysteresis: float = setting(
         0.2, "improvement gate: once open, both limits are this fraction looser", low=0.0, high=10.0, live=True
     )
+    max_drift: float = setting(
+        0.1,
+        "improvement gate: the model's predictions may have moved by this fraction of a joint's torque scale over "
+        "the evidence span",
+        low=0.0,
+        open=(True, False),
+        live=True,
+    )
     max_consistency_cost: float = setting(
         0.1,
         "improvement gate: the nearest consistent parameters may fit the window worse than the free fit by this "
@@ -149,6 +165,18 @@ class EvidenceSummary:
     def torque_scale(self, floor_fraction: float) -> FloatArray:
         """`torque_scale` of these samples [N m]."""
         return torque_scale(self.torque_rms, floor_fraction)
+
+
+def window_scale(stats: RegressionStatistics, floor_fraction: float) -> FloatArray:
+    """`torque_scale` of the samples in ``stats`` (n,) [N m]."""
+    return torque_scale(np.sqrt(np.maximum(stats.yy, 0.0) / np.maximum(stats.counts, 1e-300)), floor_fraction)
+
+
+def prediction_change(stats: RegressionStatistics, delta: FloatArray) -> FloatArray:
+    """Per joint, the RMS over the samples in ``stats`` of ``Y_j delta`` (n,) [N m]: how much a
+    parameter change ``delta`` (p,) moves the predictions."""
+    squares = np.einsum("i,jik,k->j", delta, stats.A, delta)
+    return np.sqrt(np.maximum(squares, 0.0) / np.maximum(stats.counts, 1e-300))
 
 
 def torque_scale(torque_rms: FloatArray, floor_fraction: float) -> FloatArray:
@@ -260,8 +288,10 @@ class ImprovementGate(ModelGate):
     Before each `update` the identifier sets `evidence` (the summary over the evidence span),
     `evidence_needed` (samples the span holds), `projection` (the candidate's nearest
     consistent parameters, None when not required; `ModelGate.consistency` after the update)
-    and `consistency_cost` (per joint, how much worse the projection fits the window than the
-    free fit, in torque scales; None without a projection).
+    `consistency_cost` (per joint, how much worse the projection fits the window than the
+    free fit, in torque scales; None without a projection) and `drift` (per joint, how far the
+    candidate's predictions moved over the evidence span, in torque scales; None before there
+    is an earlier candidate). `remember` and `candidate_before` keep the candidates of that span.
     """
 
     def __init__(self, config: GateConfig, improvement: ImprovementGateConfig, joint_names: Sequence[str]) -> None:
@@ -273,12 +303,27 @@ class ImprovementGate(ModelGate):
         self.projection: ConsistencyResult | None = None
         self.projection_failure = ""
         self.consistency_cost: FloatArray | None = None
+        self.drift: FloatArray | None = None
         self.streak = 0
+        self._candidates: deque[tuple[int, FloatArray]] = deque()
+
+    def remember(self, sample: int, candidate: FloatArray) -> None:
+        """Keep the candidate made at kept sample ``sample`` (for `candidate_before`)."""
+        self._candidates.append((sample, candidate))
+
+    def candidate_before(self, sample: int) -> FloatArray | None:
+        """The newest candidate made at or before kept sample ``sample``; older ones are forgotten."""
+        while len(self._candidates) > 1 and self._candidates[1][0] <= sample:
+            self._candidates.popleft()
+        if self._candidates and self._candidates[0][0] <= sample:
+            return self._candidates[0][1]
+        return None
 
     def reset(self) -> None:
         """Close the gate and forget the streak of passing refits."""
         super().reset()
         self.streak = 0
+        self._candidates.clear()
 
     def _held_back(self) -> None:
         self.streak = 0
@@ -316,9 +361,17 @@ class ImprovementGate(ModelGate):
                 f"than the free fit by {cost[j]:.2f} of its torque scale > {limit:.2f}{self._violation(self.joint_names[j])} (a sign, "
                 "unit or joint order error, or a model that cannot explain the data)"
             )
-        evidence = self.evidence
-        if evidence is None or evidence.samples < self.evidence_needed:
+        evidence, drift, limit = self.evidence, self.drift, self.improvement.max_drift
+        if evidence is None or evidence.samples < self.evidence_needed or drift is None:
             have = 0 if evidence is None else evidence.samples
             return False, f"collecting held-out predictions ({have} of {self.evidence_needed} samples)"
+        if self.open:
+            limit *= 1.0 + self.improvement.error_hysteresis
+        if not float(np.max(drift)) <= limit:
+            j = int(np.nanargmax(drift)) if np.any(np.isfinite(drift)) else 0
+            return False, (
+                f"joint {self.joint_names[j]}: the identified model still moves: its predictions changed by "
+                f"{drift[j]:.2f} of the torque scale over the last {self.evidence_needed} samples > {limit:.2f}"
+            )
         what = "identified (nearest consistent)" if projected else "identified"
         return judge_improvement(evidence, self.improvement, self.joint_names, is_open=self.open, what=what)

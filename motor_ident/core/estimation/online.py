@@ -38,7 +38,8 @@ from motor_ident.core.estimation.heldout_gate import (
     HeldOutEvidence,
     ImprovementGate,
     ImprovementGateConfig,
-    torque_scale,
+    prediction_change,
+    window_scale,
 )
 from motor_ident.core.estimation.sliding_window import SlidingWindowLS, WindowFit
 from motor_ident.core.rigid_body.base_params import BaseParameters
@@ -502,16 +503,19 @@ class OnlineIdentifier:
                     candidate = projection.theta_base
                 except EstimationError as exc:
                     failure, candidate = str(exc), None
-        cost = None
-        if fit is not None and projection is not None:
-            stats = self.window.stats
-            count = np.maximum(stats.counts, 1e-300)
-            rms = np.sqrt(np.maximum(stats.yy, 0.0) / count)
-            scale = torque_scale(rms, self.config.improvement.torque_floor_fraction)
-            cost = (stats.metrics(projection.theta_base).rmse - fit.rmse) / scale
         rate = self.counts.rate_hz if self.counts is not None else self.config.sample_rate
         needed = max(2, min(int(round(self.config.improvement.evidence_duration * rate)), self.window.window))
+        stats, cost, drift = self.window.stats, None, None
+        scale = window_scale(stats, self.config.improvement.torque_floor_fraction)
+        if fit is not None and projection is not None:
+            cost = (stats.metrics(projection.theta_base).rmse - fit.rmse) / scale
+        earlier = gate.candidate_before(self.samples_used - needed)
+        if candidate is not None and earlier is not None:
+            drift = prediction_change(stats, candidate - earlier) / scale
         gate.evidence, gate.evidence_needed = self.evidence.summary(needed), needed
         gate.projection, gate.projection_failure, gate.consistency_cost = projection, failure, cost
+        gate.drift = drift
         gate.update(fit, self.window.full)
+        if candidate is not None:
+            gate.remember(self.samples_used, candidate)
         self._candidate = candidate
