@@ -263,6 +263,7 @@ class OnlineIdentifier:
         self._block_Y = np.zeros((n, base.n_base))  # sums over the decimation block being averaged
         self._block_tau = np.zeros(n)
         self._block_count = np.zeros(n)  # samples per joint in the block's sums (min_velocity)
+        self._block_speed = np.zeros(n)  # fastest |qd| in the block (the improvement gate's rest test)
         self._aligned = 0  # delay-aligned samples since the start or the last reset
         self.window = SlidingWindowLS(
             n, base.n_base, counts.window, theta_nominal=self.theta_nominal, alpha=config.alpha
@@ -378,6 +379,7 @@ class OnlineIdentifier:
         base regressor rows and torques, each joint's only when min_velocity keeps it."""
         n = qdd.size
         q, qd, tau = aligned[:n], aligned[n : 2 * n], aligned[2 * n :]
+        np.maximum(self._block_speed, np.abs(qd), out=self._block_speed)
         Y = self.base.base_regressor(self.regressor.rows(q, qd, qdd, out=self._Y)[0])
         if self.config.min_velocity > 0.0:
             keep = np.abs(qd) >= self.config.min_velocity
@@ -393,6 +395,7 @@ class OnlineIdentifier:
         self._block_Y[:] = 0.0
         self._block_tau[:] = 0.0
         self._block_count[:] = 0.0
+        self._block_speed[:] = 0.0
 
     def add_sample(self, t: float, q: ArrayLike, qd: ArrayLike, tau: ArrayLike) -> bool:
         """Feed one measurement; returns False when it was dropped (non-finite, clock went back).
@@ -441,6 +444,7 @@ class OnlineIdentifier:
         used = self._block_count > 0
         weight = 1.0 / np.maximum(self._block_count, 1)
         Y, tau = self._block_Y * weight[:, None], self._block_tau * weight
+        moving = self._block_speed >= self.config.improvement.rest_velocity
         self._empty_block()
         mask = None
         if self.config.min_velocity > 0.0:
@@ -449,7 +453,7 @@ class OnlineIdentifier:
         theta = self.theta_nominal if self.fit is None else self.fit.theta
         self.heldout.add(tau, Y @ theta, mask)  # predicted before the sample is fitted
         if self._candidate is not None:
-            self.evidence.add(tau, Y @ self._candidate, Y @ self.theta_nominal, mask)
+            self.evidence.add(tau, Y @ self._candidate, Y @ self.theta_nominal, moving if mask is None else moving & mask)
         self.window.add(Y, tau, mask)
         self.samples_used += 1
         self._since_refit += 1
