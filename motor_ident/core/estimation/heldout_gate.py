@@ -120,7 +120,7 @@ class ImprovementGateConfig:
         live=True,
     )
     stable_refits: int = setting(
-        3, "improvement gate: consecutive refits that must pass before it opens", low=1, high=10000, live=True
+        5, "improvement gate: consecutive refits that must pass before it opens", low=1, high=10000, live=True
     )
     error_hysteresis: float = setting(
         0.2, "improvement gate: once open, both limits are this fraction looser", low=0.0, high=10.0, live=True
