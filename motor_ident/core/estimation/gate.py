@@ -98,9 +98,10 @@ class ModelGate:
         """
         cfg = self.config
         self.consistency = None
-        if self.forced_nominal:
+        if self.forced_nominal:  # the user's override: the evidence so far still counts afterwards
             self.open, self.reason = False, "nominal model forced by the user (~/use_nominal)"
-        elif fit is None:
+            return False
+        if fit is None:
             self.open, self.reason = False, "no estimate yet"
         elif cfg.require_full_buffer and not window_full:
             self.open, self.reason = False, f"buffer filling ({fit.count} samples)"

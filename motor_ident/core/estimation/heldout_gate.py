@@ -21,7 +21,7 @@ model the robot runs. `ImprovementGate` asks the question a controller needs ans
   the RMS over joints of each model's held-out error (each joint's error relative to its torque
   scale) must fall to ``improvement_ratio`` of the nominal model's, and every joint's relative
   error must be at most ``max_relative_error``: a model better than a bad nominal one is not
-  enough. Both must hold at ``stable_refits`` consecutive refits; once open, the limits loosen by
+  enough. Both must hold at every refit for ``stable_duration``; once open, the limits loosen by
   ``error_hysteresis`` so the gate does not chatter.
 - **A model that has settled.** After a change (a payload, a tool) the fits move for a window's
   length; a half-adapted model may already beat the nominal one. The candidate's predictions on
@@ -72,7 +72,7 @@ class ImprovementGateConfig:
         torque_floor_fraction: a joint's torque scale is its RMS torque over the evidence, at
             least this fraction of the largest joint's.
         evidence_duration: the held-out predictions judged: those of the last this many seconds [s].
-        stable_refits: consecutive refits that must pass before the gate opens.
+        stable_duration: the gate opens once every refit passed for this long [s] (at least one refit).
         error_hysteresis: once open, both limits are this fraction looser (the ratio at most 1).
         rest_velocity: a joint slower than this [rad/s] is at rest: its held-out errors are not
             judged (dry friction at rest is anywhere within its static limits, for every model).
@@ -119,8 +119,13 @@ class ImprovementGateConfig:
         open=(True, False),
         live=True,
     )
-    stable_refits: int = setting(
-        5, "improvement gate: consecutive refits that must pass before it opens", low=1, high=10000, live=True
+    stable_duration: float = setting(
+        0.4,
+        "improvement gate: it opens once every refit passed for this long (at least one refit)",
+        unit="s",
+        low=0.0,
+        high=3600.0,
+        live=True,
     )
     error_hysteresis: float = setting(
         0.2, "improvement gate: once open, both limits are this fraction looser", low=0.0, high=10.0, live=True
@@ -296,7 +301,7 @@ class ImprovementGate(ModelGate):
     `judge_improvement` on the held-out evidence instead of the R^2 bar and the chi-square test.
 
     Before each `update` the identifier sets `evidence` (the summary over the evidence span),
-    `evidence_needed` (samples the span holds), `projection` (the candidate's nearest
+    `evidence_needed` (samples the span holds), `passes_needed` (refits in ``stable_duration``), `projection` (the candidate's nearest
     consistent parameters, None when not required; `ModelGate.consistency` after the update)
     `consistency_cost` (per joint, how much worse the projection fits the window than the
     free fit, in torque scales; None without a projection) and `drift` (per joint, how far the
@@ -310,6 +315,7 @@ class ImprovementGate(ModelGate):
         self.joint_names = tuple(joint_names)
         self.evidence: EvidenceSummary | None = None
         self.evidence_needed = 1
+        self.passes_needed = 1
         self.projection: ConsistencyResult | None = None
         self.projection_failure = ""
         self.consistency_cost: FloatArray | None = None
@@ -347,8 +353,8 @@ class ImprovementGate(ModelGate):
             return False, reason
         if not self.open:
             self.streak += 1
-            if self.streak < self.improvement.stable_refits:
-                return False, f"better at {self.streak} of {self.improvement.stable_refits} refits: {reason}"
+            if self.streak < self.passes_needed:
+                return False, f"better at {self.streak} of {self.passes_needed} refits: {reason}"
         return True, f"identified model active: {reason}"
 
     def _violation(self, joint: str) -> str:
@@ -385,3 +391,15 @@ class ImprovementGate(ModelGate):
             )
         what = "identified (nearest consistent)" if projected else "identified"
         return judge_improvement(evidence, self.improvement, self.joint_names, is_open=self.open, what=what)
+
+
+def describe_gate(gate: GateConfig, improvement: ImprovementGateConfig) -> str:
+    """One line on the gate these settings make, for logs."""
+    consistent = ", physically consistent" if gate.require_consistent else ""
+    if improvement.gate_criterion == "r2":
+        return f"every joint's {gate.r2_definition} R2 >= {gate.r2_threshold:g}{consistent} (Kolathaya et al. 2016)"
+    return (
+        f"held-out error <= {improvement.improvement_ratio:g} x the nominal model's and <= "
+        f"{improvement.max_relative_error:g} of each joint's torque scale over {improvement.evidence_duration:g} s, "
+        f"for {improvement.stable_duration:g} s{consistent}"
+    )

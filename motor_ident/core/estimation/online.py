@@ -517,6 +517,8 @@ class OnlineIdentifier:
         if candidate is not None and earlier is not None:
             drift = prediction_change(stats, candidate - earlier) / scale
         gate.evidence, gate.evidence_needed = self.evidence.summary(needed), needed
+        refit_every = self.counts.refit_every if self.counts is not None else 1
+        gate.passes_needed = 1 + int(self.config.improvement.stable_duration * rate / refit_every + 1e-9)
         gate.projection, gate.projection_failure, gate.consistency_cost = projection, failure, cost
         gate.drift = drift
         gate.update(fit, self.window.full)
