@@ -355,7 +355,10 @@ class ImprovementGate(ModelGate):
             self.streak += 1
             if self.streak < self.passes_needed:
                 return False, f"better at {self.streak} of {self.passes_needed} refits: {reason}"
-        return True, f"identified model active: {reason}"
+        if self.projection is None:
+            return True, f"identified model active: {reason}"
+        which = "its nearest physically consistent parameters" if projected else "physically consistent"
+        return True, f"identified model active ({which}): {reason}"
 
     def _violation(self, joint: str) -> str:
         """``; the free fit has <violated constraint>`` (one of ``joint``'s first), or '' when the
