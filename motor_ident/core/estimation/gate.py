@@ -18,7 +18,9 @@ FloatArray = NDArray[np.float64]
 
 @dataclass(frozen=True)
 class GateConfig:
-    """When the identified model may be used.
+    """When the identified model may be used: the conditions every gate checks (buffer, conditioning,
+    physical consistency) and the settings of the R^2 gate (Kolathaya et al. 2016; the identifier's
+    ``gate_criterion: r2``, and the floating-base identifier's gate).
 
     Attributes:
         r2_threshold: open when every joint's R^2 reaches it (Kolathaya et al. 2016: 0.95).
@@ -36,10 +38,10 @@ class GateConfig:
     """
 
     r2_threshold: float = setting(
-        0.95, "open the gate when every joint's R2 reaches this", low=0.0, high=1.0, open=(True, False), live=True
+        0.95, "R2 gate: open when every joint's R2 reaches this", low=0.0, high=1.0, open=(True, False), live=True
     )
     r2_hysteresis: float = setting(
-        0.02, "close it when some joint's R2 falls below threshold minus this", low=0.0, high=1.0, live=True
+        0.02, "R2 gate: close when some joint's R2 falls below threshold minus this", low=0.0, high=1.0, live=True
     )
     max_condition_number: float = setting(
         1e4, "refuse windows whose scaled regressor is worse conditioned", low=1.0, open=(True, False), live=True
@@ -52,10 +54,10 @@ class GateConfig:
         choices=("uncentred", "centred", "predicted"),
         live=True,
     )
-    require_consistent: bool = setting(True, "open only for physically consistent estimates", live=True)
+    require_consistent: bool = setting(True, "open only for physically consistent estimates (improvement gate: judge the nearest consistent parameters)", live=True)
     consistency_confidence: float = setting(
         0.99,
-        "chi-square quantile the projection onto valid bodies may cost",
+        "R2 gate: chi-square quantile the projection onto valid bodies may cost",
         low=0.0,
         high=1.0,
         open=(True, True),
