@@ -10,8 +10,8 @@ import numpy as np
 
 from motor_ident.commands import arguments
 from motor_ident.commands.common import Stages, floats, write_json
-from motor_ident.commands.online_metrics import after_switch_errors
 from motor_ident.commands.data_options import add_data_arguments, add_robot_argument, is_bag, print_wrapped
+from motor_ident.commands.online_metrics import after_switch_errors
 from motor_ident.commands.torque_options import (
     add_torque_arguments,
     apply_torque_source,

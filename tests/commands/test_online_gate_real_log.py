@@ -46,7 +46,8 @@ def tx40_joints(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     data = out / "tx40_joints.csv"
     np.savetxt(data, np.hstack([motor_q / ratios, motor_tau * ratios]), delimiter=",", header=header, comments="")
     columns = "\n".join(
-        f"  q.joint_{j}: {{column: q{j}, unit: rad}}\n  tau.joint_{j}: {{column: tau{j}, unit: N m}}" for j in range(1, 5)
+        f"  q.joint_{j}: {{column: q{j}, unit: rad}}\n  tau.joint_{j}: {{column: tau{j}, unit: N m}}"
+        for j in range(1, 5)
     )
     (out / "spec.yaml").write_text(SPEC.format(columns=columns))
     joints = "\n".join(

@@ -54,7 +54,11 @@ class GateConfig:
         choices=("uncentred", "centred", "predicted"),
         live=True,
     )
-    require_consistent: bool = setting(True, "open only for physically consistent estimates (improvement gate: judge the nearest consistent parameters)", live=True)
+    require_consistent: bool = setting(
+        True,
+        "open only for physically consistent estimates (improvement gate: judge the nearest consistent parameters)",
+        live=True,
+    )
     consistency_confidence: float = setting(
         0.99,
         "R2 gate: chi-square quantile the projection onto valid bodies may cost",

@@ -277,7 +277,10 @@ def judge_improvement(
     # a joint at rest for most of the span is not judged: a few moving samples are no evidence
     judged = evidence.count >= max(2.0, 0.25 * evidence.samples)
     if not np.any(judged):
-        return is_open, f"every joint at rest over the last {evidence.samples} samples: nothing to judge, the gate holds"
+        return (
+            is_open,
+            f"every joint at rest over the last {evidence.samples} samples: nothing to judge, the gate holds",
+        )
     ratio_id, ratio_nom = np.where(judged, ratio_id, 0.0), np.where(judged, ratio_nom, 0.0)
     limit = config.max_relative_error * loosen
     j = int(np.argmax(ratio_id))
@@ -301,8 +304,9 @@ class ImprovementGate(ModelGate):
     `judge_improvement` on the held-out evidence instead of the R^2 bar and the chi-square test.
 
     Before each `update` the identifier sets `evidence` (the summary over the evidence span),
-    `evidence_needed` (samples the span holds), `passes_needed` (refits in ``stable_duration``), `projection` (the candidate's nearest
-    consistent parameters, None when not required; `ModelGate.consistency` after the update)
+    `evidence_needed` (samples the span holds), `passes_needed` (refits in ``stable_duration``),
+    `projection` (the candidate's nearest consistent parameters, None when not required;
+    `ModelGate.consistency` after the update),
     `consistency_cost` (per joint, how much worse the projection fits the window than the
     free fit, in torque scales; None without a projection) and `drift` (per joint, how far the
     candidate's predictions moved over the evidence span, in torque scales; None before there
@@ -375,10 +379,11 @@ class ImprovementGate(ModelGate):
         cost, limit = self.consistency_cost, self.improvement.max_consistency_cost
         if projected and cost is not None and not float(np.max(cost)) <= limit:
             j = int(np.nanargmax(cost)) if np.any(np.isfinite(cost)) else 0
+            joint = self.joint_names[j]
             return False, (
-                f"joint {self.joint_names[j]}: the nearest physically consistent parameters fit the window worse "
-                f"than the free fit by {cost[j]:.2f} of its torque scale > {limit:.2f}{self._violation(self.joint_names[j])} (a sign, "
-                "unit or joint order error, or a model that cannot explain the data)"
+                f"joint {joint}: the nearest physically consistent parameters fit the window worse than the "
+                f"free fit by {cost[j]:.2f} of its torque scale > {limit:.2f}{self._violation(joint)} (a sign, unit "
+                "or joint order error, or a model that cannot explain the data)"
             )
         evidence, drift, limit = self.evidence, self.drift, self.improvement.max_drift
         if evidence is None or evidence.samples < self.evidence_needed or drift is None:

@@ -453,7 +453,9 @@ class OnlineIdentifier:
         theta = self.theta_nominal if self.fit is None else self.fit.theta
         self.heldout.add(tau, Y @ theta, mask)  # predicted before the sample is fitted
         if self._candidate is not None:
-            self.evidence.add(tau, Y @ self._candidate, Y @ self.theta_nominal, moving if mask is None else moving & mask)
+            self.evidence.add(
+                tau, Y @ self._candidate, Y @ self.theta_nominal, moving if mask is None else moving & mask
+            )
         self.window.add(Y, tau, mask)
         self.samples_used += 1
         self._since_refit += 1

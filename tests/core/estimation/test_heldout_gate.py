@@ -60,18 +60,28 @@ def test_judge_names_the_joint_the_floor_and_the_ratio() -> None:
     a joint whose torque is about zero is judged against the floor of the largest torque; a joint
     at rest for most of the span is not judged."""
     config, names = ImprovementGateConfig(), ("shoulder", "wrist")
-    passed, reason = judge_improvement(_summary([6.0, 0.1], [20.0, 0.1], [10.0, 0.01], [100, 100]), config, names, is_open=False)
+    passed, reason = judge_improvement(
+        _summary([6.0, 0.1], [20.0, 0.1], [10.0, 0.01], [100, 100]), config, names, is_open=False
+    )
     assert not passed and reason.startswith("joint shoulder:") and "0.60 of its torque scale 10 N m > 0.50" in reason
     # the wrist logs ~0 N m: its 0.1 N m error is judged against 5 % of 10 N m, not against 0.01 N m
-    passed, reason = judge_improvement(_summary([1.0, 0.1], [5.0, 0.1], [10.0, 0.01], [100, 100]), config, names, is_open=False)
+    passed, reason = judge_improvement(
+        _summary([1.0, 0.1], [5.0, 0.1], [10.0, 0.01], [100, 100]), config, names, is_open=False
+    )
     assert passed, reason
-    passed, reason = judge_improvement(_summary([4.0, 0.1], [4.5, 0.1], [10.0, 0.01], [100, 100]), config, names, is_open=False)
+    passed, reason = judge_improvement(
+        _summary([4.0, 0.1], [4.5, 0.1], [10.0, 0.01], [100, 100]), config, names, is_open=False
+    )
     assert not passed and "not clearly better than nominal" in reason and "ratio" in reason
     # open: the limits loosen by error_hysteresis (0.5 -> 0.6)
-    passed, _ = judge_improvement(_summary([5.5, 0.1], [20.0, 0.1], [10.0, 0.01], [100, 100]), config, names, is_open=True)
+    passed, _ = judge_improvement(
+        _summary([5.5, 0.1], [20.0, 0.1], [10.0, 0.01], [100, 100]), config, names, is_open=True
+    )
     assert passed
     # the wrist at rest for 90 of 100 samples: its large error there is not judged
-    passed, reason = judge_improvement(_summary([1.0, 9.0], [5.0, 9.0], [10.0, 1.0], [100, 10]), config, names, is_open=False)
+    passed, reason = judge_improvement(
+        _summary([1.0, 9.0], [5.0, 9.0], [10.0, 1.0], [100, 10]), config, names, is_open=False
+    )
     assert passed, reason
 
 
@@ -121,7 +131,10 @@ def test_gate_opens_under_model_error_where_the_r2_gate_does_not(plant_with_mode
 
 @pytest.mark.parametrize(
     ("what", "joint"),
-    [("torque columns of joints 1 and 2 swapped", "shoulder_adductor"), ("joint 2's torque sign flipped", "upper_arm_rotation")],
+    [
+        ("torque columns of joints 1 and 2 swapped", "shoulder_adductor"),
+        ("joint 2's torque sign flipped", "upper_arm_rotation"),
+    ],
 )
 def test_gate_stays_shut_on_bad_data_and_says_why(plant_with_model_error: dict, what: str, joint: str) -> None:
     """Data no physical arm produces: the gate never opens, and the reason names a joint and what
