@@ -189,8 +189,9 @@ def window_scale(stats: RegressionStatistics, floor_fraction: float) -> FloatArr
 def prediction_change(stats: RegressionStatistics, delta: FloatArray) -> FloatArray:
     """Per joint, the RMS over the samples in ``stats`` of ``Y_j delta`` (n,) [N m]: how much a
     parameter change ``delta`` (p,) moves the predictions."""
-    squares = np.einsum("i,jik,k->j", delta, stats.A, delta)
-    return np.sqrt(np.maximum(squares, 0.0) / np.maximum(stats.counts, 1e-300))
+    squares: FloatArray = np.einsum("i,jik,k->j", delta, stats.A, delta)
+    change: FloatArray = np.sqrt(np.maximum(squares, 0.0) / np.maximum(stats.counts, 1e-300))
+    return change
 
 
 def torque_scale(torque_rms: FloatArray, floor_fraction: float) -> FloatArray:
@@ -243,7 +244,8 @@ class HeldOutEvidence:
 
         def rms(x: FloatArray) -> FloatArray:
             with np.errstate(invalid="ignore", divide="ignore"):
-                return np.sqrt(np.sum(np.where(valid, x, 0.0) ** 2, axis=0) / count)
+                out: FloatArray = np.sqrt(np.sum(np.where(valid, x, 0.0) ** 2, axis=0) / count)
+            return out
 
         return EvidenceSummary(
             samples=m,
