@@ -12,6 +12,7 @@ import numpy as np
 from motor_ident.commands import arguments
 from motor_ident.commands.common import Stages, floats
 from motor_ident.commands.data_options import add_data_arguments, add_robot_argument, is_bag, print_wrapped
+from motor_ident.commands.online_metrics import after_switch_errors
 from motor_ident.commands.option_checks import refuse_idle_preparation
 from motor_ident.commands.options import IdentifyOptions
 from motor_ident.commands.pipeline import EXIT_HELP
@@ -54,6 +55,7 @@ def online_replay(
     tau: np.ndarray,
     *,
     config: Any = None,
+    qdd: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Run the identifier node's estimator and gate (settings of ``scenario``) over a record.
 
@@ -68,8 +70,10 @@ def online_replay(
     Returns:
         ``gate`` [(t, open)] at every change, ``r2_t`` (M,) and ``r2`` (M, n) at every refit (the
         gate's R^2 definition), ``gate_opened_at_s``, the final ``reason``, ``fit``, ``counts``
-        (`WindowCounts`, None for a record too short to measure its rate) and ``too_short`` (a
-        plain sentence when the record cannot fill the window, else '').
+        (`WindowCounts`, None for a record too short to measure its rate), ``too_short`` (a
+        plain sentence when the record cannot fill the window, else '') and, given ``qdd``,
+        ``after_switch``: the torque errors of the models in use and of the nominal one from the
+        first opening on (`after_switch_errors`; empty when the gate never opened).
 
     Raises:
         ConfigError: the scenario is invalid, or its identifier's robot has other joints than the record.
@@ -91,6 +95,7 @@ def online_replay(
     r2_t: list[float] = []
     r2: list[np.ndarray] = []
     last = None
+    segments: list[tuple[int, np.ndarray]] = []  # models in use from the first opening on
     for k in range(t.size):
         core.add_sample(t[k], q[k], qd[k], tau[k])
         if core.fit is not None and core.fit is not last:
@@ -99,6 +104,8 @@ def online_replay(
             r2.append(core.fit.r2_of(definition))
         if core.gate_open != gate[-1][1]:
             gate.append((float(t[k]), core.gate_open))
+        if (segments or core.gate_open) and (not segments or core.active_theta is not segments[-1][1]):
+            segments.append((k, core.active_theta))
     counts, span = core.counts, float(t[-1] - t[0]) if t.size else 0.0
     too_short = ""
     if counts is None:
@@ -119,6 +126,8 @@ def online_replay(
         "fit": core.fit,
         "counts": counts,
         "too_short": too_short,
+        "gate_criterion": core.config.improvement.gate_criterion,
+        "after_switch": {} if qdd is None else after_switch_errors(core, segments, q, qd, qdd, tau, t),
     }
 
 
@@ -276,7 +285,9 @@ def _read_and_prepare(options: IdentifyOptions, pipeline: Pipeline, stages: Stag
             t, q, qd, tau = torque.record.t, torque.record.q, torque.record.qd, torque.record.tau
             assert qd is not None  # prepare_record differentiates
             online = {
-                **online_replay(options.online, tuple(config.joints), t, q, qd, tau, config=config),
+                **online_replay(
+                    options.online, tuple(config.joints), t, q, qd, tau, config=config, qdd=torque.record.qdd
+                ),
                 "scenario": options.online,
             }
             gate, r2 = online["gate"], (online["r2_t"], online["r2"])
@@ -336,6 +347,13 @@ def _print_fit(prepared: Prepared, result: Identification, warnings: tuple[str, 
             f"{'never' if opened is None else f'{opened - t0:.3f} s after the start'}; "
             f"at the end: {online['reason']}"
         )
+        after = online["after_switch"]
+        if after:
+            print(
+                f"after the switch ({after['seconds']:.3g} s, to the end): torque RMSE [N m] of the models in use "
+                f"{' '.join(f'{x:.3g}' for x in after['rmse_active'])}, of the nominal model "
+                f"{' '.join(f'{x:.3g}' for x in after['rmse_nominal'])}"
+            )
         if online["too_short"]:
             print_wrapped("warning", online["too_short"])
 
@@ -369,16 +387,19 @@ def _fit_payload(
     }
     online = prepared.online
     if online is not None:
-        fit_online = online["fit"]
+        fit_online, after = online["fit"], online["after_switch"]
         payload["online"] = {
             "scenario": options.online,
             "gate_opened_at_s": online["gate_opened_at_s"],
             "gate_open_at_end": bool(online["gate"][-1][1]),
+            "gate_changes": [[float(tg), bool(is_open)] for tg, is_open in online["gate"][1:]],
             "reason": online["reason"],
             "window": None if online["counts"] is None else online["counts"].describe(),
             "too_short": online["too_short"] or None,
             "r2_per_joint": None if fit_online is None else floats(online["r2"][-1]),
             "condition_number": None if fit_online is None else float(fit_online.condition_number),
+            "gate_criterion": online["gate_criterion"],
+            "after_switch": {k: floats(v) if isinstance(v, np.ndarray) else v for k, v in after.items()} or None,
         }
     return payload
 
