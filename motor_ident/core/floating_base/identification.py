@@ -387,11 +387,20 @@ def _base_row_chunks(
 
 
 def predicted_wrench_metrics(
-    regressor: FloatingBaseRegressor, theta: ArrayLike, Q: ArrayLike, V: ArrayLike, A: ArrayLike, base_force: ArrayLike
+    regressor: FloatingBaseRegressor,
+    theta: ArrayLike,
+    Q: ArrayLike,
+    V: ArrayLike,
+    A: ArrayLike,
+    base_force: ArrayLike,
+    *,
+    rows: ArrayLike | None = None,
 ) -> tuple[FitMetrics, FloatArray]:
     """Predicted vs measured total contact wrench on the base (the base rows) for full parameters theta.
 
+    ``rows``: the base rows (N, 6, p) of these states when already computed.
     Returns per-row metrics (6,) and the predicted wrench (N, 6) [N, N m] in the base frame.
     """
-    predicted = regressor.rows(Q, V, A, count=6) @ np.asarray(theta, dtype=float)
+    Y = regressor.rows(Q, V, A, count=6) if rows is None else np.asarray(rows, dtype=float)
+    predicted = Y @ np.asarray(theta, dtype=float)
     return fit_metrics(np.asarray(base_force, dtype=float)[:, :6], predicted), predicted
