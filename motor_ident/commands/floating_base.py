@@ -166,30 +166,34 @@ def _wrench_validation(
 
 
 def _write_urdf(path: str, config: Any, regressor: Any, result: Any) -> dict[str, Any]:
-    """``--urdf-out``: the physically consistent links nearest to the URDF's that reproduce the identified
-    base parameters within their 95 % region (`motor_ident.core.estimation.nearest_consistent`), whatever
-    the method; prints the per-link table and returns the JSON summary."""
+    """``--urdf-out``: the physically valid links nearest to the URDF's that reproduce the identified base
+    parameters within their 95 % region (`motor_ident.core.floating_base.export`), whatever the method;
+    prints the per-link table and returns the JSON summary."""
     from motor_ident.commands.validate import print_link_table
-    from motor_ident.core.estimation.nearest_consistent import nearest_consistent
+    from motor_ident.core.floating_base.export import METRIC, nearest_links
     from motor_ident.core.floating_base.identification import floating_constraints
     from motor_ident.io.floating_urdf import export_floating_urdf
 
     floating = regressor.floating
-    # a short recording's residual-based covariance can be singular: its smallest eigenvalues are
-    # floored at 1e-9 of the largest (those directions count as known that well)
-    w, U = np.linalg.eigh((result.fit.covariance + result.fit.covariance.T) / 2.0)
-    covariance = (U * np.maximum(w, 1e-9 * w[-1])) @ U.T
-    near = nearest_consistent(
+    near = nearest_links(
         floating_constraints(regressor),
         result.base.projection,
         result.fit.theta,
-        covariance,
+        result.covariance_at_least_white(),
         floating.inertial_parameters(),
     )
-    links = print_link_table(near, floating.body_names)
+    links = print_link_table(near, floating.body_names, METRIC)
+    if near.widened > 1.0:
+        print(
+            f"  (no physically valid set comes within the base parameters' stated uncertainty: the data hold errors "
+            f"beyond it, and the export widened their covariance {near.widened:.3g} times)"
+        )
     written = export_floating_urdf(path, config, near.theta)
-    print(f"URDF with these links written to {written.path} (reloaded by pinocchio: wrenches within "
-          f"{written.max_torque_error:.2g} of the exported parameters')")
+    print(
+        f"URDF with these links written to {written.path} (reloaded by pinocchio: base wrenches within "
+        f"{written.max_torque_error:.2g} of these parameters')"
+    )
+    links["covariance_widened"] = near.widened
     return {"path": str(written.path), "max_wrench_error": written.max_torque_error, "links": links}
 
 

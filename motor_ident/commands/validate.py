@@ -40,6 +40,7 @@ from motor_ident.commands.torque_options import add_torque_arguments
 if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --help stays light)
     from motor_ident.core.actuators.torque_sources import TorqueConverter
     from motor_ident.core.estimation.nearest_consistent import NearestConsistent
+    from motor_ident.core.floating_base.export import NearestLinks
     from motor_ident.core.rigid_body.base_params import BaseParameters
     from motor_ident.core.rigid_body.regressor import Regressor
     from motor_ident.io.params import ParameterSet
@@ -265,7 +266,7 @@ def write_nearest_urdf(
     (`motor_ident.core.estimation.nearest_consistent`); returns the JSON summary.
     """
     from motor_ident.core.estimation.constraints import physical_constraints
-    from motor_ident.core.estimation.nearest_consistent import nearest_consistent
+    from motor_ident.core.estimation.nearest_consistent import METRIC, nearest_consistent
 
     near = nearest_consistent(
         physical_constraints(regressor),
@@ -274,17 +275,15 @@ def write_nearest_urdf(
         covariance,
         config.nominal_parameters(regressor),
     )
-    links = print_link_table(near, regressor.robot.body_names)
+    links = print_link_table(near, regressor.robot.body_names, METRIC)
     summary = write_urdf(path, config, regressor, near.theta)
     summary["links"] = links
     return summary
 
 
-def print_link_table(near: NearestConsistent, names: Sequence[str]) -> dict[str, Any]:
+def print_link_table(near: NearestConsistent | NearestLinks, names: Sequence[str], metric: str) -> dict[str, Any]:
     """Print each link's mass nominal -> exported with what the data say about it; return the JSON summary."""
-    from motor_ident.core.estimation.nearest_consistent import METRIC
-
-    print(f"URDF links: the physically consistent set nearest to the nominal URDF ({METRIC}: {near.distance:.4g})")
+    print(f"URDF links: the physically consistent set nearest to the nominal URDF ({metric}: {near.distance:.4g})")
     print(
         f"  its base parameters are {near.mahalanobis:.3g} standard units from the identified ones "
         f"(95 % ellipsoid: {near.radius:.3g})"
@@ -294,7 +293,7 @@ def print_link_table(near: NearestConsistent, names: Sequence[str]) -> dict[str,
         print(f"  {name:<24}{m0:12.4g}{m:13.4g}{std:9.2g}  {how}")
     print(f"  {'total':<24}{near.mass_nominal.sum():12.4g}{near.mass.sum():13.4g}")
     return {
-        "metric": METRIC,
+        "metric": metric,
         "distance": near.distance,
         "mahalanobis": near.mahalanobis,
         "radius_95": near.radius,

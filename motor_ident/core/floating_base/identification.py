@@ -249,6 +249,7 @@ class FloatingIdentification:
             model's error, filtering, a systematic sensor error) widen them.
         min_eigenvalue: smallest pseudo-inertia eigenvalue per body (>= 0: physical).
         mass_white, com_white: the same with the textbook white-noise covariance, for comparison.
+        covariance_white: that covariance of the base parameters (r, r).
     """
 
     fit: Fit
@@ -264,6 +265,19 @@ class FloatingIdentification:
     min_eigenvalue: FloatArray
     mass_white: Estimate
     com_white: Estimate
+    covariance_white: FloatArray
+
+    def covariance_at_least_white(self) -> FloatArray:
+        """The residual-based covariance, never below the white-noise one in any direction (r, r).
+
+        A short recording's residual-based covariance, estimated from few blocks of scores, can be
+        singular; where it is smaller than the textbook covariance the latter holds.
+        """
+        L = np.linalg.cholesky(self.covariance_white)
+        S = np.linalg.solve(L, np.linalg.solve(L, self.fit.covariance).T)  # L^-1 C L^-T
+        w, U = np.linalg.eigh((S + S.T) / 2.0)
+        LU = L @ U
+        return np.asarray((LU * np.maximum(w, 1.0)) @ LU.T, dtype=float)
 
 
 def identify_floating_base(
@@ -364,6 +378,7 @@ def identify_floating_base(
         min_eigenvalue=min_pseudo_inertia_eigenvalues(theta, constraints),
         mass_white=total_mass(base, white, theta),
         com_white=centre_of_mass(regressor, Q[0], base, white, theta),
+        covariance_white=white,
     )
 
 
