@@ -178,7 +178,7 @@ def _write_urdf(path: str, config: Any, regressor: Any, result: Any) -> dict[str
     near = nearest_links(
         floating_constraints(regressor),
         result.base.projection,
-        result.fit.theta,
+        result.unconstrained,
         result.covariance_at_least_white(),
         floating.inertial_parameters(),
     )
@@ -204,6 +204,7 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         compare_row_sets,
         determined_masses,
         identify_floating_base,
+        nominal_mass_and_com,
         structural_base_parameters,
         weakly_determined,
     )
@@ -256,8 +257,15 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         validate_fraction=args.validate or 0.0,  # unset: no held-out part
         base=base,
         alpha=args.alpha if args.method in ("sdp", "log_cholesky") and args.alpha < 1.0 else 1.0,
+        estimate_tilt=args.imu_tilt == "estimate",
     )
     mass, com = result.mass, result.com
+    if result.tilt is not None:
+        tilt = result.tilt
+        print(
+            "base orientation's constant tilt (estimated with the parameters; --imu-tilt trust: none) [mrad]: "
+            + ", ".join(f"{a} {1000 * v:+.2f} +- {1000 * e:.2f}" for a, v, e in zip("xy", tilt.value, tilt.std))
+        )
     print(
         f"total mass {float(mass.value):.4f} +- {float(mass.std):.4f} kg (URDF {floating.total_mass:.4f} kg)"
         + ("" if bool(np.all(mass.identifiable)) else " [not determined by the data]")
@@ -278,6 +286,24 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         "[not determined]: that axis needs parameters these contacts cannot determine (the standing feet's), "
         "the URDF's values are used)"
     )
+    urdf_mass, urdf_com = nominal_mass_and_com(regressor, samples.Q[0], theta0)
+    prefer_mass = bool(mass.std > urdf_mass.std) or not bool(np.all(mass.identifiable))
+    prefer_com = (com.std > urdf_com.std) | ~com.identifiable
+    print(
+        f"the URDF's own uncertainty (each link's mass, first and second moments +-30 % of its scale): total mass "
+        f"+- {float(urdf_mass.std):.3f} kg, CoM "
+        + ", ".join(f"{axes[i]} +- {1000 * urdf_com.std[i]:.2f}" for i in range(3))
+        + " mm"
+    )
+    worse = (["total mass"] if prefer_mass else []) + [f"CoM {axes[i]}" for i in range(3) if prefer_com[i]]
+    if worse:
+        print(
+            f"  determined worse by these data than by the URDF (or not at all): {', '.join(worse)}: use the URDF's "
+            + ", ".join(
+                ([f"total mass {float(urdf_mass.value):.3f} kg"] if prefer_mass else [])
+                + [f"CoM {axes[i]} {1000 * urdf_com.value[i]:.1f} mm" for i in range(3) if prefer_com[i]]
+            )
+        )
     alone = determined_masses(base)
     named = [
         f"{b} {m:.3f} kg (URDF {m0:.3f})"
@@ -325,6 +351,12 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         "masses_determined": [bool(x) for x in alone],
         "theta": floats(result.theta),
         "min_pseudo_inertia_eigenvalue": float(result.min_eigenvalue.min()),
+        "nominal_total_mass_std": float(urdf_mass.std),
+        "nominal_com": floats(urdf_com.value),
+        "nominal_com_std": floats(urdf_com.std),
+        "prefer_nominal": {"total_mass": prefer_mass, "com": [bool(x) for x in prefer_com]},
+        "imu_tilt": None if result.tilt is None else floats(result.tilt.value),
+        "imu_tilt_std": None if result.tilt is None else floats(result.tilt.std),
     }
     if result.heldout is not None:
         payload["heldout_nrmse"] = floats(result.heldout.nrmse)
