@@ -13,8 +13,8 @@ nominal mass m_k for its mass, of m_k l_k for its first moments and of m_k l_k^2
 moments, l_k the link's radius of gyration, at least `MIN_LENGTH`), ``|x|_C`` the Mahalanobis norm
 in the base parameters' covariance, ``d_min`` how close any physically valid set comes (the
 consistent least squares' SDP; 0 unless the estimate itself is not valid) and ``J_k`` the 4 x 4
-pseudo-inertia of body k, kept positive definite by a margin ``eps_k`` (a millionth of its
-nominal trace), so no link gets a negative mass or an inertia a simulator refuses. Read as Bayes:
+pseudo-inertia of body k, kept positive definite by a margin ``eps_k`` (a thousandth of its
+nominal smallest eigenvalue), so no link gets a negative mass or an inertia a simulator refuses. Read as Bayes:
 a Gaussian prior of relative spread r around the URDF and the data's likelihood, restricted to
 the ``level`` confidence region of the identified base parameters.
 
@@ -142,7 +142,8 @@ def nearest_links(
     for k in range(constraints.n_bodies):
         idx = inertial[10 * k : 10 * k + 10]
         J = cp.reshape(basis @ (theta0[idx] + cp.multiply(D[idx], u[idx])), (4, 4), order="C")
-        margin = 1e-6 * max(float(np.trace(J0[k])), 1e-9)
+        smallest = float(np.linalg.eigvalsh(J0[k])[0])
+        margin = 1e-3 * smallest if smallest > 0.0 else 1e-9 * max(float(np.trace(J0[k])), 1e-9)
         cons.append((J + J.T) / 2.0 >> margin * np.eye(4))
     problem = cp.Problem(cp.Minimize(cp.sum_squares(u) + cp.sum_squares(M_u @ u - c_u)), cons)
     try:

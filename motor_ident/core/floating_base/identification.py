@@ -65,8 +65,8 @@ def tilt_columns(
 
     The base orientation R_WB of ``Q`` is replaced by exp(eps e_j) R_WB: in the base frame only gravity's
     direction changes (V and A are base-frame quantities), by -eps (R_WB' e_j) x g. Full parameters ``theta``
-    (p,) weigh the rows (the change is bilinear: with the URDF's, the tilt comes out scaled by the URDF's
-    mass over the true one, a few per cent).
+    (p,) weigh the rows (the change is bilinear: `identify_floating_base` weighs them with the URDF's
+    and rescales the tilt by the ratio of the URDF's total mass to the identified one).
     """
     eps = 1e-6
     base = regressor.rows(Q, V, A, count=rows) @ theta
@@ -421,7 +421,7 @@ def identify_floating_base(
     ))  # fmt: skip
     fit = with_residual_covariance(fit, train, chunks, samples=n_train)
     heldout = held.metrics(fit.theta) if n_heldout else None
-    tilt_estimate = Estimate(-fit.theta[r:], fit.std[r:], np.ones(tilt, dtype=bool))
+    tilt_coefficients, tilt_std = fit.theta[r:], fit.std[r:]
     stats = _tilt_removed(train, fit.theta[r:]) if tilt else train
     fit = replace(fit, theta=fit.theta[:r], covariance=fit.covariance[:r, :r])  # marginal: the tilt's uncertainty in
     constraints = floating_constraints(regressor)
@@ -434,6 +434,11 @@ def identify_floating_base(
         fit = replace(fit, theta=consistent.theta_data, method=method, **asdict(consistent.metrics))
     else:
         theta = base.to_full(fit.theta, theta0)
+    mass = total_mass(base, fit.covariance, theta)
+    # the tilt's columns are weighed by the URDF's bodies: the data's are heavier or lighter by about
+    # the ratio of the total masses
+    scale = float(theta0[0::10].sum() / mass.value)
+    tilt_estimate = Estimate(-scale * tilt_coefficients, scale * tilt_std, np.ones(tilt, dtype=bool))
     return FloatingIdentification(
         fit=fit,
         base=base,
@@ -443,7 +448,7 @@ def identify_floating_base(
         heldout=heldout,
         n_train=n_train,
         n_heldout=n_heldout,
-        mass=total_mass(base, fit.covariance, theta),
+        mass=mass,
         com=centre_of_mass(regressor, Q[0], base, fit.covariance, theta),
         min_eigenvalue=min_pseudo_inertia_eigenvalues(theta, constraints),
         mass_white=total_mass(base, white, theta),
