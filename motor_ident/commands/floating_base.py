@@ -151,7 +151,9 @@ def _wrench_validation(
     from motor_ident.core.floating_base.validation import heldout_wrench
 
     held = heldout_wrench(regressor, base, theta, theta_nominal, samples.Q, samples.V, samples.A, samples.F)
-    mean = {name: float(np.mean(getattr(held, name).nrmse)) for name in ("identified", "determined", "nominal", "floor")}
+    mean = {
+        name: float(np.mean(getattr(held, name).nrmse)) for name in ("identified", "determined", "nominal", "floor")
+    }
     print(
         f"validation on {path} ({held.n_samples} samples, base motion reconstructed as in training): total contact "
         f"wrench NRMSE (mean of fx fy fz tx ty tz) identified {mean['identified']:.4f} (its base parameters, the "

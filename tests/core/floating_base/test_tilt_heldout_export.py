@@ -16,7 +16,6 @@ from motor_ident.core.floating_base.identification import (
 )
 from motor_ident.core.floating_base.model import FloatingBaseRegressor
 from motor_ident.core.floating_base.validation import heldout_wrench
-from tests.core.floating_base.test_floating_base import humanoid  # noqa: F401  # the module fixture
 
 TILT = np.array([0.004, -0.003])  # [rad] about the world's x and y
 
@@ -35,7 +34,7 @@ def _truth(humanoid: FloatingBaseRegressor, rng: np.random.Generator) -> np.ndar
 
 
 def test_a_tilted_base_orientation_is_estimated_and_the_centre_of_mass_stays_covered(
-    humanoid: FloatingBaseRegressor,  # noqa: F811
+    humanoid: FloatingBaseRegressor,
     rng: np.random.Generator,
 ) -> None:
     """A constant 4, -3 mrad error of the base orientation: trusted, it moves the CoM far beyond its std;
@@ -62,7 +61,7 @@ def test_a_tilted_base_orientation_is_estimated_and_the_centre_of_mass_stays_cov
 
 
 def test_heldout_floor_is_the_states_share_and_models_are_ranked_on_their_base_parameters(
-    humanoid: FloatingBaseRegressor,  # noqa: F811
+    humanoid: FloatingBaseRegressor,
     rng: np.random.Generator,
 ) -> None:
     """Noisy held-out wrenches: the refit's floor sits at the noise, the true model near it, the URDF's
@@ -87,7 +86,7 @@ def test_heldout_floor_is_the_states_share_and_models_are_ranked_on_their_base_p
 
 
 def test_exported_links_are_valid_reproduce_the_base_parameters_and_stay_near_the_urdf(
-    humanoid: FloatingBaseRegressor,  # noqa: F811
+    humanoid: FloatingBaseRegressor,
     rng: np.random.Generator,
 ) -> None:
     """From the true model's base parameters: every link physically valid (no negative mass), the base
@@ -107,7 +106,7 @@ def test_exported_links_are_valid_reproduce_the_base_parameters_and_stay_near_th
     assert same.distance < 1e-6, same.distance  # sum of squared deviations in prior spreads
 
 
-def test_urdf_uncertainty_of_mass_and_com(humanoid: FloatingBaseRegressor) -> None:  # noqa: F811
+def test_urdf_uncertainty_of_mass_and_com(humanoid: FloatingBaseRegressor) -> None:
     """The URDF's mass and CoM are pinocchio's; their std grow with the link spread (30 %) and are > 0."""
     floating = humanoid.floating
     q = pin.neutral(floating.model)
