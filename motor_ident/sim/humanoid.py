@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -517,7 +518,8 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
 
 def _noise_free(sim: HumanoidSimConfig) -> HumanoidSimConfig:
     """``sim`` with every sensor noise and bias zero."""
-    return replace(sim, **{f.name: 0.0 for f in fields(sim) if f.name.endswith(("_noise", "_bias"))})
+    zero: dict[str, Any] = {f.name: 0.0 for f in fields(sim) if f.name.endswith(("_noise", "_bias"))}
+    return replace(sim, **zero)
 
 
 def _noisy_record(
