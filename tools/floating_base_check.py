@@ -25,26 +25,9 @@ import numpy as np
 from motor_ident.core.threads import limit_blas_threads
 
 
-def _samples(regressor: Any, config: Any, record: Any) -> Any:
-    from motor_ident.core.floating_base.samples import floating_samples
-
-    fb = config.floating_base
-    return floating_samples(
-        regressor,
-        record.t,
-        record.q,
-        record.imu_quaternion,
-        record.imu_gyro,
-        record.wrench,
-        imu_frame=fb.imu_frame,
-        sole_frames=fb.sole_frames,
-        base_position=record.base_position,
-        contact=record.contact,
-    )
-
-
 def check_seed(robot: str, seed: int, duration: float) -> dict[str, Any]:
     """Simulate, identify and compare one seed (module docstring)."""
+    from motor_ident.commands.floating_base import record_samples
     from motor_ident.core.floating_base.export import nearest_links
     from motor_ident.core.floating_base.identification import (
         centre_of_mass,
@@ -68,11 +51,11 @@ def check_seed(robot: str, seed: int, duration: float) -> dict[str, Any]:
     out: dict[str, Any] = {"robot": robot, "seed": seed, "simulation_s": time.perf_counter() - start}
     regressor = FloatingBaseRegressor(config.build_floating_base())
     theta0, theta_true = regressor.floating.inertial_parameters(), train.theta_true
-    samples = _samples(regressor, config, train.record)
+    samples = record_samples(regressor, config, train.record)
     soles = config.floating_base.sole_frames
     supports = [tuple(soles[c] for c in feet) for feet in samples.supports()]
     base = structural_base_parameters(regressor, "base", supports=supports, standing=samples.Q[0])
-    held, held_true = _samples(regressor, config, test.record), _samples(regressor, config, test.clean)
+    held, held_true = record_samples(regressor, config, test.record), record_samples(regressor, config, test.clean)
     com_true = centre_of_mass(regressor, samples.Q[0], base, np.eye(base.n_base), theta_true).value
     mass_true = float(theta_true[0::10].sum())
     urdf_mass, urdf_com = nominal_mass_and_com(regressor, samples.Q[0], theta0)

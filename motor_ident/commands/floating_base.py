@@ -90,8 +90,6 @@ def cmd_synth_floating(args: argparse.Namespace) -> int:
 def _samples(regressor: Any, config: Any, path: str, rows: str, args: argparse.Namespace) -> Any:
     """Regressor samples of a floating-base recording, NPZ or bag (joints reordered to the config's)."""
     from motor_ident.commands.data_options import is_bag
-    from motor_ident.core.floating_base.samples import floating_samples
-    from motor_ident.errors import DataError
     from motor_ident.io.bags.floating import read_floating_bag
     from motor_ident.io.floating_record import load_floating_record
 
@@ -106,16 +104,29 @@ def _samples(regressor: Any, config: Any, path: str, rows: str, args: argparse.N
         )
     else:
         record = load_floating_record(path)
+    return record_samples(regressor, config, record, rows=rows, source=path)
+
+
+def record_samples(regressor: Any, config: Any, record: Any, *, rows: str = "base", source: str = "the record") -> Any:
+    """Regressor samples of a `motor_ident.io.floating_record.FloatingBaseRecord` (joints reordered to the
+    config's; ``source`` names it in errors).
+
+    Raises:
+        DataError: a joint or contact of the config is missing, or ``rows = "all"`` without joint torques.
+    """
+    from motor_ident.core.floating_base.samples import floating_samples
+    from motor_ident.errors import DataError
+
     missing = [j for j in config.joints if j not in record.joint_names]
     if missing:
-        raise DataError(f"{path}: joints {missing} of robot {config.name!r} are not in the recording")
+        raise DataError(f"{source}: joints {missing} of robot {config.name!r} are not in the recording")
     order = [record.joint_names.index(j) for j in config.joints]
     contacts = [c.name for c in config.floating_base.contacts]
     if list(record.contact_names) != contacts:
-        raise DataError(f"{path}: contacts {list(record.contact_names)}; robot {config.name!r} has {contacts}")
+        raise DataError(f"{source}: contacts {list(record.contact_names)}; robot {config.name!r} has {contacts}")
     if rows == "all" and record.tau is None:
-        raise DataError(f"{path} holds no joint torques: identify from the base rows (--rows base)")
-    samples = floating_samples(
+        raise DataError(f"{source} holds no joint torques: identify from the base rows (--rows base)")
+    return floating_samples(
         regressor,
         record.t,
         record.q[:, order],
@@ -127,7 +138,6 @@ def _samples(regressor: Any, config: Any, path: str, rows: str, args: argparse.N
         tau=None if record.tau is None else record.tau[:, order],
         base_position=record.base_position,
     )
-    return samples
 
 
 def _foot_first_moments(floating: Any, base: Any, soles: tuple[str, ...]) -> dict[str, str]:

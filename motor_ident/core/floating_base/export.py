@@ -102,12 +102,8 @@ def nearest_links(
 ) -> NearestLinks:
     """The valid full parameters nearest to ``theta_nominal`` within the base parameters' uncertainty.
 
-    Args:
-        constraints: `motor_ident.core.floating_base.identification.floating_constraints`.
-        projection: P (r, p), full -> base parameters.
-        theta_base: identified base parameters (r,); covariance: theirs (r, r), positive definite.
-        theta_nominal: the URDF's full parameters (p,).
-        level: confidence level of the region the base parameters must stay in.
+    The arguments are `motor_ident.core.estimation.nearest_consistent.nearest_consistent`'s, with
+    ``constraints`` from `motor_ident.core.floating_base.identification.floating_constraints`.
 
     Raises:
         EstimationError: the covariance is not positive definite or the solver fails.
@@ -115,20 +111,18 @@ def nearest_links(
     import cvxpy as cp  # here: slow import
     from scipy.stats import chi2
 
-    start = time.perf_counter()
+    started = time.perf_counter()
     P = np.asarray(projection, dtype=float)
     theta0 = np.asarray(theta_nominal, dtype=float)
     r, p = P.shape
-    try:
-        L = np.linalg.cholesky(np.asarray(covariance, dtype=float))
-    except np.linalg.LinAlgError:
-        raise EstimationError("the base parameters' covariance is not positive definite") from None
-    M = np.linalg.solve(L, P)
-    c = np.linalg.solve(L, np.asarray(theta_base, dtype=float))
-    closest = SdpProjector(constraints, r, solver=solver).solve(
-        M, c, 1e-6 * float(np.linalg.norm(M)) / np.sqrt(p), theta0
-    )
-    d_min = float(np.linalg.norm(M @ closest.theta - c))
+    variances, axes = np.linalg.eigh(np.asarray(covariance, dtype=float))
+    if not variances[0] > 0.0:
+        raise EstimationError("the base parameters' covariance is not positive definite")
+    # whitened along the covariance's principal axes: |M theta - c| is the Mahalanobis distance
+    whiten = axes.T / np.sqrt(variances)[:, None]
+    M, c = whiten @ P, whiten @ np.asarray(theta_base, dtype=float)
+    tie = 1e-6 * float(np.linalg.norm(M)) / np.sqrt(p)
+    d_min = float(np.linalg.norm(M @ SdpProjector(constraints, r, solver=solver).solve(M, c, tie, theta0).theta - c))
     widened = max(1.0, d_min**2 / r)  # Birge ratio squared: errors beyond the stated uncertainty
     M, c, d_min = M / np.sqrt(widened), c / np.sqrt(widened), d_min / np.sqrt(widened)
     radius = float(np.sqrt(d_min**2 + chi2.ppf(level, r)))
@@ -168,6 +162,6 @@ def nearest_links(
         mass_std=mass_std,
         mass_class=tuple(mass_class(s / max(m, 1e-12), q) for s, m, q in zip(mass_std, masses0, ratio)),
         status=str(problem.status),
-        seconds=time.perf_counter() - start,
+        seconds=time.perf_counter() - started,
         widened=widened,
     )
