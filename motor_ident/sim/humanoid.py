@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, fields, replace
-from typing import Any
 
 import mujoco
 import numpy as np
@@ -500,6 +499,7 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
         for s in range(_substeps(sim)):
             data.ctrl[actuators] = reference(k * dt + (s + 1) * dt / _substeps(sim)) + tau_ff / kp
             mujoco.mj_step(model, data)
+    quiet = replace(sim, **{f.name: 0.0 for f in fields(sim) if f.name.endswith(("_noise", "_bias"))})  # type: ignore[arg-type]
     return HumanoidRun(
         record=_noisy_record(config, sim, rng, t, out, contact),
         theta_true=theta_true,
@@ -510,16 +510,9 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
         ),
         contact=contact,
         clean=replace(
-            _noisy_record(config, _noise_free(sim), np.random.default_rng(0), t, out, contact),
-            base_position=out["base_p"],
+            _noisy_record(config, quiet, np.random.default_rng(0), t, out, contact), base_position=out["base_p"]
         ),
     )
-
-
-def _noise_free(sim: HumanoidSimConfig) -> HumanoidSimConfig:
-    """``sim`` with every sensor noise and bias zero."""
-    zero: dict[str, Any] = {f.name: 0.0 for f in fields(sim) if f.name.endswith(("_noise", "_bias"))}
-    return replace(sim, **zero)
 
 
 def _noisy_record(
