@@ -182,7 +182,7 @@ def _write_urdf(path: str, config: Any, regressor: Any, result: Any) -> dict[str
     parameters within their 95 % region (`motor_ident.core.floating_base.export`), whatever the method;
     prints the per-link table and returns the JSON summary."""
     from motor_ident.commands.validate import print_link_table
-    from motor_ident.core.floating_base.export import METRIC, nearest_links
+    from motor_ident.core.floating_base.export import METRIC, link_lengths, nearest_links
     from motor_ident.core.floating_base.identification import floating_constraints
     from motor_ident.io.floating_urdf import export_floating_urdf
 
@@ -193,6 +193,7 @@ def _write_urdf(path: str, config: Any, regressor: Any, result: Any) -> dict[str
         result.unconstrained,
         result.covariance_at_least_white(),
         floating.inertial_parameters(),
+        lengths=link_lengths(floating),
     )
     links = print_link_table(near, floating.body_names, METRIC)
     if near.widened > 1.0:

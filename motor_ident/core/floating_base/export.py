@@ -10,7 +10,9 @@ close to the URDF's as the data allow:
 
 with ``D`` each parameter's prior spread around the URDF (`PRIOR_RELATIVE_SPREAD` of the link's
 nominal mass m_k for its mass, of m_k l_k for its first moments and of m_k l_k^2 for its second
-moments, l_k the link's radius of gyration, at least `MIN_LENGTH`), ``|x|_C`` the Mahalanobis norm
+moments, l_k the larger of the link's radius of gyration and its length to its farthest child
+joint, at least `MIN_LENGTH`: a link's first moment must be free to move as far as a change of
+its child's mass moves the combination they share), ``|x|_C`` the Mahalanobis norm
 in the base parameters' covariance, ``d_min`` how close any physically valid set comes (the
 consistent least squares' SDP; 0 unless the estimate itself is not valid) and ``J_k`` the 4 x 4
 pseudo-inertia of body k, kept positive definite by a margin ``eps_k`` (a thousandth of its
@@ -38,6 +40,7 @@ from motor_ident.core.estimation.consistent_fit import PSEUDO_INERTIA_BASIS, Sdp
 from motor_ident.core.estimation.constraints import PhysicalConstraints
 from motor_ident.core.estimation.nearest_consistent import PRIOR_RELATIVE_SPREAD, mass_class, mass_information
 from motor_ident.core.estimation.pseudo_inertia import pseudo_inertia
+from motor_ident.core.floating_base.model import ROOT_JOINT, FloatingBaseModel
 from motor_ident.errors import EstimationError
 
 FloatArray = NDArray[np.float64]
@@ -77,12 +80,30 @@ class NearestLinks:
     widened: float
 
 
-def prior_spread(theta_nominal: ArrayLike, relative: float = PRIOR_RELATIVE_SPREAD) -> FloatArray:
-    """Per parameter (10 b,), its prior spread around the URDF (module docstring) [kg, kg m, kg m^2]."""
+def link_lengths(floating: FloatingBaseModel) -> FloatArray:
+    """Per body (b,), in `FloatingBaseModel.body_names` order, the farthest of its child joints from its
+    own joint [m] (0 for a body without children)."""
+    model = floating.model
+    ids = [model.getJointId(name) for name in (ROOT_JOINT, *floating.robot.joint_names)]
+    lengths = np.zeros(len(ids))
+    for child in range(1, model.njoints):
+        if model.parents[child] in ids:
+            k = ids.index(model.parents[child])
+            lengths[k] = max(lengths[k], float(np.linalg.norm(model.jointPlacements[child].translation)))
+    return lengths
+
+
+def prior_spread(
+    theta_nominal: ArrayLike, lengths: ArrayLike | None = None, relative: float = PRIOR_RELATIVE_SPREAD
+) -> FloatArray:
+    """Per parameter (10 b,), its prior spread around the URDF (module docstring) [kg, kg m, kg m^2];
+    ``lengths`` (b,) [m]: `link_lengths`."""
     phi0 = np.asarray(theta_nominal, dtype=float).reshape(-1, 10)
     masses = np.maximum(phi0[:, 0], 1e-3 * max(float(phi0[:, 0].max()), 1e-3))
     second = phi0[:, 4] + phi0[:, 6] + phi0[:, 9]  # Ixx + Iyy + Izz about the link origin
     length = np.maximum(np.sqrt(np.clip(second, 0.0, None) / (2.0 * masses)), MIN_LENGTH)
+    if lengths is not None:
+        length = np.maximum(length, np.asarray(lengths, dtype=float))
     spread = np.empty_like(phi0)
     spread[:, 0] = masses
     spread[:, 1:4] = (masses * length)[:, None]
@@ -97,13 +118,15 @@ def nearest_links(
     covariance: ArrayLike,
     theta_nominal: ArrayLike,
     *,
+    lengths: ArrayLike | None = None,
     level: float = 0.95,
     solver: str = "CLARABEL",
 ) -> NearestLinks:
     """The valid full parameters nearest to ``theta_nominal`` within the base parameters' uncertainty.
 
     The arguments are `motor_ident.core.estimation.nearest_consistent.nearest_consistent`'s, with
-    ``constraints`` from `motor_ident.core.floating_base.identification.floating_constraints`.
+    ``constraints`` from `motor_ident.core.floating_base.identification.floating_constraints`;
+    ``lengths``: `link_lengths` of the model (the first and second moments' spreads).
 
     Raises:
         EstimationError: the covariance is not positive definite or the solver fails.
@@ -126,7 +149,7 @@ def nearest_links(
     widened = max(1.0, d_min**2 / r)  # Birge ratio squared: errors beyond the stated uncertainty
     M, c, d_min = M / np.sqrt(widened), c / np.sqrt(widened), d_min / np.sqrt(widened)
     radius = float(np.sqrt(d_min**2 + chi2.ppf(level, r)))
-    D = prior_spread(theta0)
+    D = prior_spread(theta0, lengths)
     M_u, c_u = M * D, c - M @ theta0  # the data in the relative deviations u
     J0 = pseudo_inertia(constraints.body_parameters(theta0))
     u = cp.Variable(p)

@@ -28,7 +28,7 @@ from motor_ident.core.estimation.constraints import PhysicalConstraints, min_pse
 from motor_ident.core.estimation.covariance import with_residual_covariance
 from motor_ident.core.estimation.identification import CACHE_BYTES
 from motor_ident.core.estimation.least_squares import Fit, FitMetrics, RegressionStatistics, fit_metrics
-from motor_ident.core.floating_base.export import prior_spread
+from motor_ident.core.floating_base.export import link_lengths, prior_spread
 from motor_ident.core.floating_base.model import ROOT_JOINT, FloatingBaseRegressor
 from motor_ident.core.floating_base.stance import stance_states
 from motor_ident.core.rigid_body.base_params import UNIDENTIFIABLE, BaseParameters, base_parameters
@@ -272,7 +272,7 @@ def nominal_mass_and_com(
     `motor_ident.core.floating_base.export.prior_spread` (30 % of the link's scale, the export's prior)."""
     theta0 = np.asarray(theta_nominal, dtype=float)
     C = _mass_functionals(regressor, q_reference)
-    variance = prior_spread(theta0) ** 2
+    variance = prior_spread(theta0, link_lengths(regressor.floating)) ** 2
     h = C @ theta0
     com = h[:3] / h[3]
     J = (C[:3] - np.outer(com, C[3])) / h[3]
