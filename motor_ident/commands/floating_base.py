@@ -303,7 +303,8 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
     prefer_mass = bool(mass.std > urdf_mass.std) or not bool(np.all(mass.identifiable))
     prefer_com = (com.std > urdf_com.std) | ~com.identifiable
     print(
-        f"the URDF's own uncertainty (each link's mass, first and second moments +-30 % of its scale): total mass "
+        f"the URDF's own uncertainty (each link's mass, first and second moments +-30 % of its scale, lengths of "
+        f"at least 0.3 m): total mass "
         f"+- {float(urdf_mass.std):.3f} kg, CoM "
         + ", ".join(f"{axes[i]} +- {1000 * urdf_com.std[i]:.2f}" for i in range(3))
         + " mm"

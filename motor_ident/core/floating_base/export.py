@@ -10,9 +10,8 @@ close to the URDF's as the data allow:
 
 with ``D`` each parameter's prior spread around the URDF (`PRIOR_RELATIVE_SPREAD` of the link's
 nominal mass m_k for its mass, of m_k l_k for its first moments and of m_k l_k^2 for its second
-moments, l_k the larger of the link's radius of gyration and its length to its farthest child
-joint, at least `MIN_LENGTH`: a link's first moment must be free to move as far as a change of
-its child's mass moves the combination they share), ``|x|_C`` the Mahalanobis norm
+moments, l_k the largest of the link's radius of gyration, its length to its farthest child
+joint and `MIN_LENGTH`), ``|x|_C`` the Mahalanobis norm
 in the base parameters' covariance, ``d_min`` how close any physically valid set comes (the
 consistent least squares' SDP; 0 unless the estimate itself is not valid) and ``J_k`` the 4 x 4
 pseudo-inertia of body k, kept positive definite by a margin ``eps_k`` (a thousandth of its
@@ -48,8 +47,11 @@ FloatArray = NDArray[np.float64]
 METRIC = "sum of squared deviations from the URDF in units of each parameter's prior spread"
 """One line naming the distance, as the command prints it."""
 
-MIN_LENGTH = 0.02
-"""Smallest radius of gyration used for a link's first- and second-moment spreads [m]."""
+MIN_LENGTH = 0.3
+"""Smallest length l_k of a link's first- and second-moment spreads [m]: a URDF's link masses are
+trusted more than where in the link the mass sits. With 2 cm (each link's radius of gyration
+alone) the export reached the data by moving TALOS's link masses a median 22-64 % from the truth
+(the URDF's: 18-22 %) in 3 simulated seeds; with 0.3 m, 16-21 %."""
 
 
 @dataclass(frozen=True, eq=False)
