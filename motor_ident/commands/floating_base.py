@@ -181,7 +181,6 @@ def _write_urdf(path: str, config: Any, regressor: Any, result: Any) -> dict[str
     """``--urdf-out``: the physically valid links nearest to the URDF's that reproduce the identified base
     parameters within their 95 % region (`motor_ident.core.floating_base.export`), whatever the method;
     prints the per-link table and returns the JSON summary."""
-    from motor_ident.commands.validate import print_link_table
     from motor_ident.core.floating_base.export import METRIC, link_lengths, nearest_links
     from motor_ident.core.floating_base.identification import floating_constraints
     from motor_ident.io.floating_urdf import export_floating_urdf
@@ -195,7 +194,15 @@ def _write_urdf(path: str, config: Any, regressor: Any, result: Any) -> dict[str
         floating.inertial_parameters(),
         lengths=link_lengths(floating),
     )
-    links = print_link_table(near, floating.body_names, METRIC)
+    print(f"URDF links: the physically valid set nearest to the nominal URDF ({METRIC}: {near.distance:.4g})")
+    print(
+        f"  its base parameters are {near.mahalanobis:.3g} standard units from the identified ones "
+        f"(95 % region: {near.radius:.3g})"
+    )
+    print(f"  {'link':<24}{'nominal kg':>12}{'exported kg':>13}{'+- std':>9}{'CoM shift mm':>14}  the data")
+    for row in zip(floating.body_names, near.mass_nominal, near.mass, near.mass_std, near.com_shift, near.mass_class):
+        print("  {:<24}{:12.4g}{:13.4g}{:9.2g}{:14.4g}  {}".format(*row[:4], 1e3 * row[4], row[5]))
+    print(f"  {'total':<24}{near.mass_nominal.sum():12.4g}{near.mass.sum():13.4g}")
     if near.widened > 1.0:
         print(
             f"  (no physically valid set comes within the base parameters' stated uncertainty: the data hold errors "
@@ -206,7 +213,19 @@ def _write_urdf(path: str, config: Any, regressor: Any, result: Any) -> dict[str
         f"URDF with these links written to {written.path} (reloaded by pinocchio: base wrenches within "
         f"{written.max_torque_error:.2g} of these parameters')"
     )
-    links["covariance_widened"] = near.widened
+    links = {
+        "metric": METRIC,
+        "distance": near.distance,
+        "mahalanobis": near.mahalanobis,
+        "radius_95": near.radius,
+        "covariance_widened": near.widened,
+        "names": list(floating.body_names),
+        "mass_nominal": floats(near.mass_nominal),
+        "mass": floats(near.mass),
+        "mass_std": floats(near.mass_std),
+        "mass_class": list(near.mass_class),
+        "com_shift_m": floats(near.com_shift),
+    }
     return {"path": str(written.path), "max_wrench_error": written.max_torque_error, "links": links}
 
 

@@ -21,7 +21,7 @@ import hashlib
 import shlex
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,8 +39,6 @@ from motor_ident.commands.torque_options import add_torque_arguments
 
 if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --help stays light)
     from motor_ident.core.actuators.torque_sources import TorqueConverter
-    from motor_ident.core.estimation.nearest_consistent import NearestConsistent
-    from motor_ident.core.floating_base.export import NearestLinks
     from motor_ident.core.rigid_body.base_params import BaseParameters
     from motor_ident.core.rigid_body.regressor import Regressor
     from motor_ident.io.params import ParameterSet
@@ -275,34 +273,30 @@ def write_nearest_urdf(
         covariance,
         config.nominal_parameters(regressor),
     )
-    links = print_link_table(near, regressor.robot.body_names, METRIC)
-    summary = write_urdf(path, config, regressor, near.theta)
-    summary["links"] = links
-    return summary
-
-
-def print_link_table(near: NearestConsistent | NearestLinks, names: Sequence[str], metric: str) -> dict[str, Any]:
-    """Print each link's mass nominal -> exported with what the data say about it; return the JSON summary."""
-    print(f"URDF links: the physically consistent set nearest to the nominal URDF ({metric}: {near.distance:.4g})")
+    print(f"URDF links: the physically consistent set nearest to the nominal URDF ({METRIC}: {near.distance:.4g})")
     print(
         f"  its base parameters are {near.mahalanobis:.3g} standard units from the identified ones "
         f"(95 % ellipsoid: {near.radius:.3g})"
     )
     print(f"  {'link':<24}{'nominal kg':>12}{'exported kg':>13}{'+- std':>9}  the data")
-    for name, m0, m, std, how in zip(names, near.mass_nominal, near.mass, near.mass_std, near.mass_class):
+    for name, m0, m, std, how in zip(
+        regressor.robot.body_names, near.mass_nominal, near.mass, near.mass_std, near.mass_class
+    ):
         print(f"  {name:<24}{m0:12.4g}{m:13.4g}{std:9.2g}  {how}")
     print(f"  {'total':<24}{near.mass_nominal.sum():12.4g}{near.mass.sum():13.4g}")
-    return {
-        "metric": metric,
+    summary = write_urdf(path, config, regressor, near.theta)
+    summary["links"] = {
+        "metric": METRIC,
         "distance": near.distance,
         "mahalanobis": near.mahalanobis,
         "radius_95": near.radius,
-        "names": list(names),
+        "names": list(regressor.robot.body_names),
         "mass_nominal": floats(near.mass_nominal),
         "mass": floats(near.mass),
         "mass_std": floats(near.mass_std),
         "mass_class": list(near.mass_class),
     }
+    return summary
 
 
 def write_urdf_of_file(path: str, config: RobotConfig, regressor: Regressor, params: ParameterSet) -> dict[str, Any]:

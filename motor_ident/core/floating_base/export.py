@@ -63,6 +63,7 @@ class NearestLinks:
         distance: ``|u|^2`` of the module docstring [-].
         mahalanobis: distance of ``P theta`` from the identified base parameters [-]; radius: its bound.
         mass_nominal, mass: per body [kg] (b,).
+        com_shift: how far each body's centre of mass moved from the URDF's [m] (b,).
         mass_std: posterior standard deviation of each mass [kg] (b,); mass_class: per body
             ``determined``, ``partly`` or ``undetermined`` (`motor_ident.core.estimation.nearest_consistent`).
         status: the solver's; seconds: solve time.
@@ -75,6 +76,7 @@ class NearestLinks:
     radius: float
     mass_nominal: FloatArray
     mass: FloatArray
+    com_shift: FloatArray
     mass_std: FloatArray
     mass_class: tuple[str, ...]
     status: str
@@ -176,14 +178,17 @@ def nearest_links(
     deviation = np.asarray(u.value, dtype=float)
     theta = theta0 + D * deviation
     mass_std, ratio = mass_information(constraints, P, covariance, theta0)
-    masses0 = constraints.body_parameters(theta0)[:, 0]
+    phi0, phi = constraints.body_parameters(theta0), constraints.body_parameters(theta)
+    masses0 = phi0[:, 0]
+    com0, com = (x[:, 1:4] / np.maximum(x[:, :1], 1e-12) for x in (phi0, phi))
     return NearestLinks(
         theta=theta,
         distance=float(deviation @ deviation),
         mahalanobis=float(np.linalg.norm(M @ theta - c)),
         radius=radius,
         mass_nominal=masses0.copy(),
-        mass=constraints.body_parameters(theta)[:, 0].copy(),
+        mass=phi[:, 0].copy(),
+        com_shift=np.linalg.norm(com - com0, axis=1),
         mass_std=mass_std,
         mass_class=tuple(mass_class(s / max(m, 1e-12), q) for s, m, q in zip(mass_std, masses0, ratio)),
         status=str(problem.status),
