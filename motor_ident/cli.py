@@ -27,6 +27,7 @@ from motor_ident.commands import (
     reproduce,
     soak,
     synth,
+    to_bag,
     validate,
 )
 from motor_ident.commands.arguments import CommandParser
@@ -46,6 +47,7 @@ COMMANDS = (
     reproduce,
     experiment,
     record,
+    to_bag,
     play,
     monitor,
     fleet,

@@ -16,7 +16,7 @@ def cmd_base_params(args: argparse.Namespace) -> int:
     regressor = config.build_regressor()
     base = structural_base_parameters(regressor)
     friction_cols: set[int] = set()
-    for s in regressor.layout.friction:
+    for s in (*regressor.layout.friction, *regressor.layout.motor_friction):
         friction_cols.update(range(s.start, s.stop))
     n_base_friction = int(sum(1 for j in base.independent if j in friction_cols))
     print(f"robot {config.name}: {regressor.robot.n} joints, {regressor.n_parameters} full parameters")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from motor_ident.commands import arguments
 
 if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --help stays light)
+    from motor_ident.core.actuators.transmission import Transmission
     from motor_ident.io.data import JointRecord
     from motor_ident.io.data_spec import DataSpec
     from motor_ident.io.preprocess import Preparation
@@ -88,7 +89,8 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
         "--savgol-window",
         type=arguments.POSITIVE,
         metavar="S",
-        help="Savitzky-Golay window [s] (default 0.05: passes motions up to about 10 Hz; longer smooths more)",
+        help="Savitzky-Golay window [s] (default 0.05: passes motions up to about 10 Hz, lengthened to hold 11 samples "
+        "at low rates: 0.11 s at 100 Hz; longer smooths more)",
     )
     p.add_argument(
         "--cutoff-hz",
@@ -137,13 +139,14 @@ def load_spec_arg(args: argparse.Namespace) -> DataSpec | None:
     return load_spec(args.spec) if getattr(args, "spec", None) else None
 
 
-def read_file(path: str | Path, spec: DataSpec | None) -> JointRecord:
-    """A CSV / NPZ recording, through ``spec`` when given (a bag spec falls back to the plain reader)."""
+def read_file(path: str | Path, spec: DataSpec | None, transmission: Transmission | None = None) -> JointRecord:
+    """A CSV / NPZ recording, through ``spec`` when given (a bag spec falls back to the plain reader);
+    motor-side columns become joint columns through ``transmission``."""
     from motor_ident.io.data import load_record
     from motor_ident.io.data_spec import read_with_spec
 
     if spec is not None and spec.format == "csv":
-        return read_with_spec(path, spec)
+        return read_with_spec(path, spec, transmission)
     return load_record(path)
 
 

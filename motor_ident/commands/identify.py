@@ -186,6 +186,12 @@ def cmd_identify(args: argparse.Namespace) -> int:
             f"the estimate is not physically consistent ({consistency.reason}); "
             "--method sdp or --method log_cholesky keeps every link physically valid",
         )
+    notes += tuple(
+        f"joint {name}: training R2 {r2_joint:.3g} < 0, the fit predicts its torque worse than the torque's mean: "
+        "check the torque column (sign, scale, unit), the joint's motion, and the derivatives' window"
+        for name, r2_joint in zip(config.joints, result.fit.r2)
+        if r2_joint < 0.0
+    )
     for note in prepared + torque.notes:
         print_wrapped("note", note)
     for note in notes:

@@ -14,7 +14,7 @@ file it validates); else the robot config's gains are used, and a config without
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -139,7 +139,8 @@ def read_recording(
     from motor_ident.io.torque_record import motor_columns
 
     if not is_bag(path):
-        record = read_file(path, spec)
+        record = read_file(path, spec, config.build_transmission())
+        ignored = ignored_joints(record, config.joints)
         kind = source_kind(args, config)
         try:  # the joints and motors the robot config names: the file is named while it is known
             record = record.select(config.joints)
@@ -148,7 +149,7 @@ def read_recording(
                 motor_columns(record, "current" if kind == "motor_current" else "pwm", motors)
         except DataError as exc:
             raise DataError(f"{data_label(path, spec)}: {exc}") from None
-        return Recording(record)
+        return Recording(record, ignored)
     topics = BagTopics(joint_states=args.joint_states_topic, commands="", **bag_topic_names(args, config))
     bag = read_bag(path, joints=config.joints, topics=topics, progress=progress)
     record = bag_joint_record(bag, args, config)
@@ -156,6 +157,24 @@ def read_recording(
         dropped = f" ({'; '.join(bag.warnings)})" if bag.warnings else ""
         raise DataError(f"{path}: {record.t.size} usable joint states, fewer than the 3 differentiation needs{dropped}")
     return Recording(record, bag.warnings, bag)
+
+
+def ignored_joints(record: JointRecord, joints: Sequence[str]) -> tuple[str, ...]:
+    """A warning naming the recording's joints that the robot config does not identify (none: empty)."""
+    extra = [k for k, name in enumerate(record.joint_names) if name not in joints]
+    if not extra:
+        return ()
+    moves = [
+        f"{record.joint_names[k]} (moves over {np.ptp(record.q[:, k]):.3g} rad)"
+        if np.all(np.isfinite(record.q[:, k]))
+        else record.joint_names[k]
+        for k in extra
+    ]
+    return (
+        f"the recording's positions of {', '.join(moves)} are ignored: not among the robot config's joints "
+        f"{list(joints)}; the fit holds those joints at their neutral position (name them in robot.joints to "
+        "identify them)",
+    )
 
 
 def configured_gains(args: argparse.Namespace, config: RobotConfig, parameters: Any = None) -> tuple[RobotConfig, Any]:

@@ -273,16 +273,22 @@ def write_nearest_urdf(
         covariance,
         config.nominal_parameters(regressor),
     )
+    if near.shrinkage > 0.0:
+        print_wrapped(
+            "note",
+            f"the base parameters' covariance is singular (rank {near.covariance_rank} of {base.n_base}): the "
+            f"distance uses it shrunk {100 * near.shrinkage:g} % toward its diagonal (each standard deviation kept)",
+        )
     print(f"URDF links: the physically consistent set nearest to the nominal URDF ({METRIC}: {near.distance:.4g})")
     print(
         f"  its base parameters are {near.mahalanobis:.3g} standard units from the identified ones "
         f"(95 % ellipsoid: {near.radius:.3g})"
     )
-    print(f"  {'link':<24}{'nominal kg':>12}{'exported kg':>13}{'+- std':>9}  the data")
-    for name, m0, m, std, how in zip(
-        regressor.robot.body_names, near.mass_nominal, near.mass, near.mass_std, near.mass_class
+    print(f"  {'link':<24}{'nominal kg':>12}{'exported kg':>13}{'+- std':>9}{'CoM shift mm':>14}  the data")
+    for name, m0, m, std, shift, how in zip(
+        regressor.robot.body_names, near.mass_nominal, near.mass, near.mass_std, near.com_shift, near.mass_class
     ):
-        print(f"  {name:<24}{m0:12.4g}{m:13.4g}{std:9.2g}  {how}")
+        print(f"  {name:<24}{m0:12.4g}{m:13.4g}{std:9.2g}{1e3 * shift:14.4g}  {how}")
     print(f"  {'total':<24}{near.mass_nominal.sum():12.4g}{near.mass.sum():13.4g}")
     summary = write_urdf(path, config, regressor, near.theta)
     summary["links"] = {
@@ -295,6 +301,9 @@ def write_nearest_urdf(
         "mass": floats(near.mass),
         "mass_std": floats(near.mass_std),
         "mass_class": list(near.mass_class),
+        "com_shift_m": floats(near.com_shift),
+        "covariance_rank": near.covariance_rank,
+        "covariance_shrinkage": near.shrinkage,
     }
     return summary
 

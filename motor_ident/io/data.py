@@ -91,11 +91,13 @@ class JointRecord:
         pick = {name: (None if getattr(self, name) is None else getattr(self, name)[:, idx]) for name in FIELDS}
         return replace(self, joint_names=tuple(joint_names), **pick)  # type: ignore[arg-type]  # q, tau are set
 
-    def with_derivatives(self, window_s: float = 0.05, differentiation: Differentiation | None = None) -> JointRecord:
+    def with_derivatives(
+        self, window_s: float | None = None, differentiation: Differentiation | None = None
+    ) -> JointRecord:
         """Fill missing qd / qdd by zero-phase differentiation of q (or of qd).
 
         ``differentiation`` chooses the filter (`Differentiation`); by default Savitzky-Golay
-        with a ``window_s`` window.
+        with a ``window_s`` window (None: the default window for the record's rate).
         """
         if self.qd is not None and self.qdd is not None:
             return self

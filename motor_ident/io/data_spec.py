@@ -14,6 +14,7 @@ A data spec is a YAML file that maps the columns of a log to motor_ident's canon
       q.elbow: {column: 3, unit: deg}            # or {column, unit, scale, offset}
       tau.elbow: {column: 7, unit: N m, scale: -1.0}
       current.elbow: 11                         # a bare column: SI units
+      q_rotor.m6: {column: Joint_6, file: motors.csv}   # a motor's own encoder, from a file beside the log
     torque_source: joint_effort  # which field is the torque (joint_effort, motor_current, ...)
     keep: {time: [2.0, 32.0]}    # seconds from the first sample; or {samples: [200, 3200]}
     resample_hz: 100             # optional; non-uniform stamps are resampled (median step) unless
@@ -24,6 +25,16 @@ A data spec is a YAML file that maps the columns of a log to motor_ident's canon
 
 A value is ``raw * scale * unit + offset`` in SI units (s, rad, rad/s, N m, A, duty in [-1, 1],
 N). Every error names the column and the spec key to fix.
+
+Motor-side columns: ``q_rotor.<motor>``, ``qd_rotor.<motor>`` and ``tau_rotor.<motor>`` are a motor's
+own encoder angle, speed and torque, at the rotor (before its gear). They are turned into joint
+positions, velocities and torques through the robot config's transmission (gear ratios and
+``couplings:``): ``q_joint = T q_rotor / rho``, ``tau_joint = T^-T rho tau_rotor``, every motor of a
+group given (`rotor_columns_to_joints`). A motor turning against its joint is a one-motor
+group with ``coupling: [[-1.0]]`` in the robot config (gear ratios are positive).
+
+``file:`` reads a column from another CSV in the recording's folder, read with the same
+settings and holding as many rows (a logger writing positions and torques to two files).
 """
 
 from __future__ import annotations
@@ -37,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from motor_ident.core.actuators.torque_sources import TORQUE_SOURCES
+from motor_ident.core.actuators.transmission import Transmission
 from motor_ident.core.estimation.signals import Differentiation
 from motor_ident.errors import ConfigError, DataError
 from motor_ident.io.data import JointRecord, record_from_columns
@@ -84,7 +96,13 @@ QUANTITIES: dict[str, tuple[str, ...]] = {
     "current": ("current",),
     "pwm": ("duty",),
     "wrench": ("force", "torque"),
+    "q_rotor": ("position",),
+    "qd_rotor": ("velocity",),
+    "tau_rotor": ("torque",),
 }
+
+# motor-side prefix -> the joint-side prefix it becomes
+ROTOR_PREFIXES: dict[str, str] = {"q_rotor": "q", "qd_rotor": "qd", "tau_rotor": "tau"}
 
 _KEYS = {
     "data_spec",
@@ -113,12 +131,14 @@ class ColumnSpec:
         column: 0-based index or header name in the file.
         factor: raw -> SI multiplier (unit factor times scale).
         offset: added after scaling, SI units.
+        file: name of another CSV in the recording's folder holding the column (None: the recording).
     """
 
     name: str
     column: int | str
     factor: float = 1.0
     offset: float = 0.0
+    file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -187,12 +207,16 @@ def _column(name: str, raw: Any, key: str) -> ColumnSpec:
         return ColumnSpec(name=name, column=raw)
     if not isinstance(raw, Mapping) or "column" not in raw:
         raise ConfigError(f"{key} = {raw!r}: expected a column (index or header name) or {{column: ..., unit: ...}}")
-    require_mapping(raw, key, allowed={"column", "unit", "scale", "offset"})
+    require_mapping(raw, key, allowed={"column", "unit", "scale", "offset", "file"})
     column = raw["column"]
     if isinstance(column, bool) or not isinstance(column, (int, str)) or (isinstance(column, int) and column < 0):
         raise ConfigError(f"{key}.column = {column!r}: expected a 0-based index or a header name")
     factor = _unit(raw.get("unit"), key, name) * _number(raw.get("scale", 1.0), f"{key}.scale")
-    return ColumnSpec(name=name, column=column, factor=factor, offset=_number(raw.get("offset", 0.0), f"{key}.offset"))
+    file = _text(raw, "file", None, f"{key}.")
+    if file is not None and Path(file).name != file:
+        raise ConfigError(f"{key}.file = {file!r}: expected a file name in the recording's folder (no directory)")
+    offset = _number(raw.get("offset", 0.0), f"{key}.offset")
+    return ColumnSpec(name=name, column=column, factor=factor, offset=offset, file=file)
 
 
 def _keep(raw: Any) -> KeepRange | None:
@@ -249,7 +273,7 @@ def spec_from_dict(doc: Any, path: Path | None = None) -> DataSpec:
         if prefix not in QUANTITIES or prefix == "t" or "." not in str(name):
             raise ConfigError(
                 f"columns.{name}: expected a name such as q.<joint>, qd.<joint>, tau.<joint>, current.<motor>, "
-                "pwm.<motor> or wrench.fx (the time goes under 'time:')"
+                "pwm.<motor>, q_rotor.<motor>, tau_rotor.<motor> or wrench.fx (the time goes under 'time:')"
             )
         columns.append(_column(str(name), raw, f"columns.{name}"))
     time = None if doc.get("time") is None else _column("t", doc["time"], "time")
@@ -366,15 +390,17 @@ def _values(table: np.ndarray, names: list[str] | None, column: ColumnSpec, path
     return raw * column.factor + column.offset
 
 
-def read_with_spec(path: str | Path, spec: DataSpec) -> JointRecord:
+def read_with_spec(path: str | Path, spec: DataSpec, transmission: Transmission | None = None) -> JointRecord:
     """Read a CSV log through ``spec`` into a record (SI units, canonical joint names).
 
     Range, resampling and derivatives are not applied here: `prepare_record` does that with
-    ``spec.preparation``.
+    ``spec.preparation``. Motor-side columns (``q_rotor.<motor>`` ...) become joint columns
+    through ``transmission``.
 
     Raises:
         DataError: the file is missing or malformed, or a column the spec names is not in it.
-        ConfigError: the spec does not fit the file (a header name on a headerless file).
+        ConfigError: the spec does not fit the file (a header name on a headerless file), or it
+            maps motor-side columns without a transmission or without every motor of a group.
     """
     path = Path(path)
     if spec.format != "csv":
@@ -382,6 +408,18 @@ def read_with_spec(path: str | Path, spec: DataSpec) -> JointRecord:
     if not path.is_file():
         raise DataError(f"data file {path} does not exist")
     table, names = _read_table(path, spec)
+    tables: dict[str | None, tuple[np.ndarray, list[str] | None, Path]] = {None: (table, names, path)}
+    for file in sorted({c.file for c in spec.columns if c.file is not None}):
+        other = path.parent / file
+        if not other.is_file():
+            raise DataError(f"{other} does not exist: {spec.label} reads columns from {file!r} beside {path.name}")
+        other_table, other_names = _read_table(other, spec)
+        if other_table.shape[0] != table.shape[0]:
+            raise DataError(
+                f"{other}: {other_table.shape[0]} rows, {path} has {table.shape[0]}: "
+                "expected one row per sample in both"
+            )
+        tables[file] = (other_table, other_names, other)
     columns: dict[str, np.ndarray] = {}
     if spec.time is not None:
         columns["t"] = _values(table, names, spec.time, path, spec.label)
@@ -389,5 +427,60 @@ def read_with_spec(path: str | Path, spec: DataSpec) -> JointRecord:
         assert spec.rate_hz is not None
         columns["t"] = np.arange(table.shape[0]) / spec.rate_hz
     for column in spec.columns:
-        columns[column.name] = _values(table, names, column, path, spec.label)
+        column_table, column_names, where = tables[column.file]
+        columns[column.name] = _values(column_table, column_names, column, where, spec.label)
+    if any(name.split(".", 1)[0] in ROTOR_PREFIXES for name in columns):
+        if transmission is None:
+            raise ConfigError(
+                f"{spec.label} maps motor-side columns (q_rotor, qd_rotor, tau_rotor): give a robot config"
+            )
+        columns = rotor_columns_to_joints(columns, transmission, spec.label)
     return record_from_columns(columns, f"{path} (through {spec.label})")
+
+
+def rotor_columns_to_joints(
+    columns: Mapping[str, np.ndarray], transmission: Transmission, label: str = "data spec"
+) -> dict[str, np.ndarray]:
+    """Columns with motor-side ``q_rotor.<motor>``, ``qd_rotor.<motor>``, ``tau_rotor.<motor>`` (N,) ->
+    the same with ``q.<joint>``, ``qd.<joint>``, ``tau.<joint>`` instead, through each group's gear
+    ratios and coupling T (`motor_ident.core.actuators.transmission`): ``q_joint = T q_rotor / rho``,
+    ``tau_joint = T^-T rho tau_rotor``.
+
+    Raises:
+        ConfigError: an unknown motor, a group with some of its motors missing, or a joint given
+            both on the joint side and through its motors.
+    """
+    out = {name: values for name, values in columns.items() if name.split(".", 1)[0] not in ROTOR_PREFIXES}
+    for prefix, joint_prefix in ROTOR_PREFIXES.items():
+        given = {name.split(".", 1)[1]: values for name, values in columns.items() if name.startswith(f"{prefix}.")}
+        unknown = sorted(set(given) - set(transmission.motors))
+        if unknown:
+            raise ConfigError(
+                f"{label}: columns.{prefix}.{unknown[0]}: no motor {unknown[0]!r}; the robot's motors are "
+                f"{list(transmission.motors)}"
+            )
+        for group in transmission.groups:
+            present = [m for m in group.motors if m in given]
+            if not present:
+                continue
+            missing = [m for m in group.motors if m not in given]
+            if missing:
+                raise ConfigError(
+                    f"{label}: columns.{prefix}.{present[0]} needs every motor of its group {list(group.motors)} "
+                    f"(joints {list(group.joints)}): map {', '.join(f'{prefix}.{m}' for m in missing)} too"
+                )
+            both = [j for j in group.joints if f"{joint_prefix}.{j}" in columns]
+            if both:
+                raise ConfigError(
+                    f"{label}: {joint_prefix}.{both[0]} is mapped and also comes from {prefix} columns: keep one"
+                )
+            rotor = np.column_stack([given[m] for m in group.motors])
+            if prefix == "tau_rotor":
+                joint = group.joint_torque(rotor * np.asarray(group.gear_ratio))
+            elif prefix == "q_rotor":
+                joint = group.joint_position(group.motor_velocity_from_rotor(rotor))
+            else:
+                joint = group.joint_velocity(group.motor_velocity_from_rotor(rotor))
+            for k, name in enumerate(group.joints):
+                out[f"{joint_prefix}.{name}"] = joint[:, k]
+    return out

@@ -31,6 +31,7 @@ from motor_ident.core.estimation.signals import (
     check_increasing,
     is_uniform,
     resample_uniform,
+    sample_step,
     uniform_grid,
 )
 from motor_ident.errors import ConfigError, DataError
@@ -248,7 +249,11 @@ def _prepare(record: JointRecord, preparation: Preparation) -> tuple[JointRecord
     if how.filter_torque:
         record = replace(record, tau=how.derivatives(record.t, record.tau)[0])
     if needs_derivatives or how.filter_torque:
-        notes.append(f"derivatives: {how.describe()}" + (" on the recorded stamps" if not resample else ""))
+        step = sample_step(record.t)
+        notes.append(f"derivatives: {how.describe(step)}" + (" on the recorded stamps" if not resample else ""))
+        few = how.few_samples(step)
+        if few is not None:
+            notes.append(few)
     if resample and preparation.recorded_stamps:
         record = _on_recorded_stamps(recorded, record, filtered_torque=how.filter_torque)
         notes.append(f"compared on the {record.t.size} recorded stamps (derivatives brought back from the grid)")

@@ -56,7 +56,13 @@ from numpy.typing import NDArray
 from motor_ident.core.actuators.friction import FrictionShape
 from motor_ident.core.actuators.motor import MotorParameters
 from motor_ident.core.actuators.torque_sources import TorqueConverter, TorqueSource, torque_converter
-from motor_ident.core.actuators.transmission import Transmission, TransmissionGroup, build_transmission
+from motor_ident.core.actuators.transmission import (
+    CoupledMotorDrives,
+    Transmission,
+    TransmissionGroup,
+    build_transmission,
+    coupled_motor_drives,
+)
 from motor_ident.core.estimation.identification import LARGEST_VALUE
 from motor_ident.core.floating_base.model import FloatingBaseModel, load_floating_base_model
 from motor_ident.core.rigid_body.model import RobotModel, load_robot_model
@@ -196,12 +202,19 @@ class RobotConfig:
             raise ConfigError(f"robot.floating_base: frames {missing} are not in the URDF")
         return floating
 
+    def coupled_motor_drives(self) -> CoupledMotorDrives:
+        """The rotor inertia and friction models of the coupled groups' motors (each on its own motion)."""
+        return coupled_motor_drives(
+            self.build_transmission(), [d.friction for d in self.motor_drives()], inertia=self.reflected_inertia
+        )
+
     def build_regressor(self, robot: RobotModel | None = None) -> Regressor:
-        """The full regressor (rigid body + reflected inertia + configured friction)."""
+        """The full regressor (rigid body + reflected inertia + configured friction + coupled motors' terms)."""
         return Regressor(
             self.build_model() if robot is None else robot,
             [j.friction for j in self.joint_parameters],
             reflected_inertia=self.reflected_inertia,
+            motor_drives=self.coupled_motor_drives() if self.couplings else None,
         )
 
     def nominal_friction(self) -> list[FloatArray]:
@@ -214,7 +227,12 @@ class RobotConfig:
         ]
 
     def nominal_parameters(self, regressor: Regressor) -> FloatArray:
-        """Full theta of the URDF's inertias, the rotor inertias and the nominal friction."""
+        """Full theta of the URDF's inertias, the rotor inertias and the nominal friction.
+
+        Coupled motors' rotor inertia and friction are zero here: a group's ``motor_parameters``
+        describe its motor chains for the nodes that model the chains themselves (the simulator,
+        ``pwm_feedforward``), so a joint-torque model holding them too would count them twice.
+        """
         return regressor.parameters(friction=self.nominal_friction())
 
 

@@ -174,6 +174,13 @@ def urdf_text(config: RobotConfig, regressor: Regressor, theta: ArrayLike) -> tu
             text = f"{name}: reflected rotor inertia rho^2 I_m = {ia:.6g} kg m^2"
             notes.append(text)
             joint.append(ET.Comment(f" motor_ident: {text} (pinocchio: model.armature; no URDF element) "))
+    block = regressor.layout.motor_block
+    if block.stop > block.start:  # coupled motors' rotor inertia and friction, on each motor's own motion
+        motor_values = ", ".join(f"{p} = {v:.6g}" for p, v in zip(regressor.names[block], theta[block]))
+        notes.append(f"coupled motors (on their own velocity): {motor_values}")
+        root.append(
+            ET.Comment(f" motor_ident: coupled motors, on their own velocity: {motor_values} (no URDF element) ")
+        )
     ET.indent(tree)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n", tuple(notes)
 
@@ -185,8 +192,8 @@ def check_urdf(
 
     Rigid body by pinocchio's RNEA with the identified reflected inertia as armature, plus the
     friction pinocchio read from ``<dynamics>`` (``model.friction``, ``model.damping``) through
-    the joint's friction shape; the Stribeck peaks and offsets from ``theta`` (they have no URDF
-    element). Returns (max |difference|, max |identified torque|) [N m].
+    the joint's friction shape; the Stribeck peaks, offsets and coupled motors' terms from
+    ``theta`` (they have no URDF element). Returns (max |difference|, max |identified torque|) [N m].
     """
     theta = np.asarray(theta, dtype=float)
     robot = load_robot_model(path, joint_names=config.joints, gravity=config.gravity)
@@ -202,6 +209,7 @@ def check_urdf(
         if "fc" in values and "fv" in values:
             values["fc"], values["fv"] = float(fc[j]), float(fv[j])
         got[:, j] += friction_torque(v[:, j], np.array([values[p] for p in shape.names]), shape)
+    got += regressor.motor_torque(v, a, theta)  # coupled motors' terms: from theta (no URDF element)
     return float(np.max(np.abs(got - expected))), float(np.max(np.abs(expected)))
 
 

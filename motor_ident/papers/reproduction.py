@@ -9,15 +9,20 @@ scipy.stats: about 1 s on an idle machine, 4-7 s under load).
 Every row says what it compares (`row`, ``kind``): ``paper`` rows are claims of the paper, a number
 or a statement it printed beside what our code computed from data; ``recovery`` rows put our
 simulated plant's truth (simulator inputs included, even where they are the paper's numbers) beside
-our estimate; ``self-check`` rows test our code against itself. Neither of the last two ever counts
-as agreement with the paper.
+our estimate; ``ours`` rows are our own ablations and extensions (never a claim of the paper);
+``self-check`` rows test our code against itself. None of the last three ever counts as agreement
+with the paper.
 
 A paper row is reproduced (``reproduced=True``), NOT reproduced (False), reported (None: printed
-beside the paper's value without a test) or not implemented (``implemented=False``: a claim our code
-does not compute). The paper rows marked ``required`` are the paper's KEY CLAIMS (docs/reproductions.md
-lists them per paper): the verdict (`Reproduction.verdict`), the summary line and the exit status
-follow them. A recovery or self-check row marked ``required`` is a check of our own method that must
-pass as well. `Reproduction.counts` tallies the rows per kind and status.
+beside the paper's value without a test), not implemented (``implemented=False``: a claim our code
+does not compute) or not applicable (``applicable=False``: the claim's precondition does not hold in
+our run, e.g. the identified model is not in use at the end; never counted as reproduced). The paper
+rows marked ``required`` are the paper's KEY CLAIMS (docs/reproductions.md lists them per paper):
+the verdict (`Reproduction.verdict`), the summary line and the exit status follow them. A recovery
+or self-check row marked ``required`` is a check of our own method that must pass as well; ``ours``
+rows are never required. `Reproduction.counts` tallies the rows per kind and status.
+`motor_ident.papers.seeds` runs a reproduction over several seeds and keeps a claim only where it
+holds on most of them.
 
 To add a paper: write ``motor_ident/papers/<name>/reproduce.py`` with such a function, add the name
 to `PAPERS` (and to `MUJOCO_PAPERS` when it runs a rigid-body plant that MuJoCo can simulate) and one
@@ -42,6 +47,8 @@ ENGINES = ("pinocchio", "mujoco")
 # the papers whose reproduction runs a rigid-body robot that the MuJoCo plant can simulate; the others
 # keep their own plants (motor chains, a two-inertia bench, an elastic arm) and refuse --engine mujoco
 MUJOCO_PAPERS = ("kolathaya", "szabo")
+# the papers whose reproduction draws nothing at random (the seed changes nothing): one run stands for every seed
+UNSEEDED_PAPERS = ("xin",)
 
 
 def check_engine(paper: str, engine: str) -> None:
@@ -93,16 +100,17 @@ class ReproduceOptions:
             raise ConfigError(f"starts = {self.starts!r}: expected an integer >= 1")
 
 
-KINDS = ("paper", "recovery", "self-check")
+KINDS = ("paper", "recovery", "ours", "self-check")
 # how each kind of row reads in the tables
 KIND_TITLES = {
     "paper": "Paper vs ours: the paper's claims, a number it printed beside a number our code computed from data",
     "recovery": "Recovery: our simulated plant's truth vs our estimate (not a comparison with the paper)",
+    "ours": "Ours: our own ablations and extensions (not claims of the paper, never key claims)",
     "self-check": "Self-checks: consistency of our own code (not counted as agreement with the paper)",
 }
-# status of a row: paper rows are reproduced / not reproduced / not implemented / reported, checks
-# (recovery, self-check) passed / failed / reported
-PAPER_STATUSES = ("reproduced", "not reproduced", "not implemented", "reported")
+# status of a row: paper rows are reproduced / not reproduced / not implemented / not applicable / reported,
+# checks (recovery, ours, self-check) passed / failed / reported
+PAPER_STATUSES = ("reproduced", "not reproduced", "not implemented", "not applicable", "reported")
 CHECK_STATUSES = ("passed", "failed", "reported")
 
 
@@ -116,6 +124,7 @@ def row(
     required: bool = False,
     criterion: str = "",
     implemented: bool = True,
+    applicable: bool = True,
     **more: Any,
 ) -> dict[str, Any]:
     """One row of a reproduction.
@@ -124,27 +133,36 @@ def row(
         name: what is compared.
         kind: ``paper`` (a claim of the paper: a number or statement it printed beside what our
             code computed from data), ``recovery`` (our plant's truth beside our estimate; simulator
-            inputs recovered belong here even where they are the paper's numbers) or ``self-check``
-            (our own code against itself). Only paper rows count as agreement with the paper.
+            inputs recovered belong here even where they are the paper's numbers), ``ours`` (our own
+            ablation or extension) or ``self-check`` (our own code against itself). Only paper rows
+            count as agreement with the paper.
         paper, ours: a value or a dict of values (a bare value becomes ``{"value": v}``); for a
             recovery row ``paper`` holds the plant's truth.
         reproduced: the verdict (None: reported, printed without a test). For a recovery or
             self-check row, True is "passed".
         required: on a paper row, a KEY CLAIM of the paper (the verdict follows the key claims); on
-            a recovery or self-check row, a check of our method that must pass.
+            a recovery or self-check row, a check of our method that must pass; never on an ours row.
         criterion: the test applied, with the measured numbers where it fails.
         implemented: False for a paper claim our code does not compute (``reproduced`` stays None).
+        applicable: False for a paper claim whose precondition does not hold in this run (the verdict
+            given is dropped: the row is "not applicable", never reproduced).
         more: further JSON-friendly fields.
 
     Raises:
-        ConfigError: unknown kind, a required row without a verdict, or an unimplemented row that is
-            not a paper row or has a verdict.
+        ConfigError: unknown kind, a required row without a verdict, a required ours row, or an
+            unimplemented / not applicable row that is not a paper row (or, unimplemented, has a verdict).
     """
     if kind not in KINDS:
         raise ConfigError(f"row {name!r}: kind {kind!r}, expected one of {list(KINDS)}")
     if not implemented and (kind != "paper" or reproduced is not None):
         raise ConfigError(f"row {name!r}: only a paper row without a verdict can be 'not implemented'")
-    if required and implemented and reproduced is None:
+    if not applicable and kind != "paper":
+        raise ConfigError(f"row {name!r}: only a paper row can be 'not applicable'")
+    if required and kind == "ours":
+        raise ConfigError(f"row {name!r}: an ours row (our own ablation) is never required")
+    if not applicable:
+        reproduced = None
+    if required and implemented and applicable and reproduced is None:
         raise ConfigError(f"row {name!r}: a required row needs a verdict (reproduced True or False)")
     verdict = None if reproduced is None else bool(reproduced)
     return {
@@ -154,16 +172,18 @@ def row(
         "ours": ours if ours is None or isinstance(ours, dict) else {"value": ours},
         "reproduced": verdict,
         "required": bool(required),
-        "status": _status(kind, verdict, implemented),
+        "status": _status(kind, verdict, implemented, applicable),
         "criterion": criterion,
         **more,
     }
 
 
-def _status(kind: str, reproduced: bool | None, implemented: bool) -> str:
+def _status(kind: str, reproduced: bool | None, implemented: bool, applicable: bool = True) -> str:
     if kind == "paper":
         if not implemented:
             return "not implemented"
+        if not applicable:
+            return "not applicable"
         return "reported" if reproduced is None else ("reproduced" if reproduced else "not reproduced")
     return "reported" if reproduced is None else ("passed" if reproduced else "failed")
 
@@ -221,8 +241,9 @@ class Reproduction:
         out: dict[str, dict[str, int]] = {}
         groups = (
             ("paper", PAPER_STATUSES, [r for r in self.rows if r["kind"] == "paper"]),
-            ("key claims", PAPER_STATUSES[:3], self.key_claims),
+            ("key claims", PAPER_STATUSES[:4], self.key_claims),
             ("recovery", CHECK_STATUSES, [r for r in self.rows if r["kind"] == "recovery"]),
+            ("ours", CHECK_STATUSES, [r for r in self.rows if r["kind"] == "ours"]),
             ("self-check", CHECK_STATUSES, [r for r in self.rows if r["kind"] == "self-check"]),
         )
         for group, statuses, rows in groups:
@@ -256,12 +277,13 @@ class Reproduction:
         missed = [f"{r['name']} ({r['status']})" for r in claims if r["status"] != "reproduced"]
         missed += [f"{r['name']} ({r['kind']} {r['status']})" for r in self.failed_checks]
         c = self.counts()
-        p, r, s = c["paper"], c["recovery"], c["self-check"]
+        p, r, o, s = c["paper"], c["recovery"], c["ours"], c["self-check"]
         tally = (
             f"paper rows: {p['reproduced']} reproduced, {p['not reproduced']} not reproduced, "
-            f"{p['not implemented']} not implemented, {p['reported']} reported; recovery rows: {r['passed']} passed, "
-            f"{r['failed']} failed, {r['reported']} reported; self-checks: {s['passed']} passed, {s['failed']} failed, "
-            f"{s['reported']} reported"
+            f"{p['not implemented']} not implemented, {p['not applicable']} not applicable, {p['reported']} reported; "
+            f"recovery rows: {r['passed']} passed, {r['failed']} failed, {r['reported']} reported; "
+            f"ours: {o['passed']} passed, {o['failed']} failed, {o['reported']} reported; "
+            f"self-checks: {s['passed']} passed, {s['failed']} failed, {s['reported']} reported"
         )
         return head + (f"; missed: {'; '.join(missed)}" if missed else "") + "\n" + tally
 
@@ -335,11 +357,33 @@ class Reproduction:
             "passed": self.passed,
             "counts": self.counts(),
             "key_claims": [r["name"] for r in self.key_claims],
+            "columns": [list(c) for c in self.columns],
             "required": [r["name"] for r in self.required],
             "rows": self.rows,
             "notes": self.notes,
             **self.extra,
         }
+
+    @classmethod
+    def from_json(cls, payload: dict[str, Any]) -> Reproduction:
+        """The reproduction a `to_json` payload (``motor-ident reproduce --json``) describes.
+
+        Raises:
+            ConfigError: the payload lacks a field of `to_json` or has malformed rows.
+        """
+        try:
+            known = ("paper", "title", "rows", "columns", "engine", "notes")
+            return cls(
+                paper=str(payload["paper"]),
+                title=str(payload["title"]),
+                rows=list(payload["rows"]),
+                columns=[(str(h), str(k)) for h, k in payload["columns"]],
+                engine=str(payload["engine"]),
+                notes=list(payload.get("notes", [])),
+                extra={k: v for k, v in payload.items() if k not in known},
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"not the JSON of a reproduction run (motor-ident reproduce --json): {exc!r}") from None
 
 
 def _verdict(r: dict[str, Any]) -> str:

@@ -192,14 +192,14 @@ class IdentifierNode(ManagedNode):
         assert fit is not None
         self.param_pub.publish(make_array(fit.theta, "base_parameters"))
         self.r2_pub.publish(make_array(fit.r2_of(self.core.config.gate.r2_definition)))
+        changed = self.core.gate_open != self._last_gate  # before _publish_active records the new state
         if self.core.gate_open or self._last_gate:
             self._publish_active()
         Y, _ = self.core.window.latest()
         self.predicted_pub.publish(make_joint_state(self.config.joints, t, effort=Y @ self.core.active_theta))
-        if self.core.gate_open != self._last_gate:
+        if changed:
             self.gate_history.append((t, self.core.gate_open))
             self.get_logger().info(f"t = {t:.2f} s: {self.core.gate.reason}")
-            self._publish_active()
 
     def _publish_active(self) -> None:
         self.active_pub.publish(make_array(self.core.active_theta, "base_parameters"))

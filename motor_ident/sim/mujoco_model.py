@@ -225,7 +225,8 @@ def inertial_parameters(model: mujoco.MjModel, joints: tuple[str, ...]) -> Float
 def parameters_in_estimator_terms(model: mujoco.MjModel, config: RobotConfig) -> FloatArray:
     """The compiled model's parameters in the regressor's layout (module docstring), shape (p,).
 
-    ``[inertial (10 n) | rho^2 I_m (n, when the config identifies it) | friction per joint]``.
+    ``[inertial (10 n) | rho^2 I_m (n, when the config identifies it) | friction per joint |
+    coupled motors' terms (zeros: the motor chains are not simulated here)]``.
     """
     joints = tuple(config.joints)
     parts = [inertial_parameters(model, joints)]
@@ -235,4 +236,6 @@ def parameters_in_estimator_terms(model: mujoco.MjModel, config: RobotConfig) ->
     for dof, drive in zip(dofs, config.joint_parameters, strict=True):
         friction = JointFriction(float(model.dof_frictionloss[dof]), float(model.dof_damping[dof]))
         parts.append(friction_in_estimator_terms(drive, friction))
+    if config.couplings:  # coupled motors' own terms: not simulated here (no motor chains), so zero
+        parts.append(np.zeros(config.coupled_motor_drives().n_parameters))
     return np.concatenate(parts)

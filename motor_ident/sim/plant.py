@@ -150,7 +150,12 @@ class SimulatedRobot:
                     "robot config"
                 )
             robot = robot.with_rotor_inertia(np.zeros(robot.n))  # the rotors are in the motor chains
-            regressor = Regressor(robot, regressor.friction, reflected_inertia=regressor.has_reflected_inertia)
+            regressor = Regressor(
+                robot,
+                regressor.friction,
+                reflected_inertia=regressor.has_reflected_inertia,
+                motor_drives=regressor.motor_drives,
+            )
         self.transmission = transmission or build_transmission(robot.joint_names, gear_ratio=robot.gear_ratio)
         if self.transmission.joints != robot.joint_names:
             raise ConfigError(
@@ -223,9 +228,12 @@ class SimulatedRobot:
         friction = [self.truth[s] for s in self.regressor.layout.friction]
         self.robot = self.robot.with_pinocchio_model(model)
         self.regressor = Regressor(
-            self.robot, self.regressor.friction, reflected_inertia=self.regressor.has_reflected_inertia
+            self.robot,
+            self.regressor.friction,
+            reflected_inertia=self.regressor.has_reflected_inertia,
+            motor_drives=self.regressor.motor_drives,
         )
-        self.truth = self.regressor.parameters(friction=friction)
+        self.truth = self.regressor.parameters(friction=friction, motors=self.truth[self.regressor.layout.motor_block])
         self._data = self.robot.create_data()
 
     def set_effort(self, tau: ArrayLike) -> None:

@@ -19,6 +19,14 @@ Inertia (eq. 10): a rotor plus wave generator of inertia ``I`` behind a ratio ``
 ``D = diag(rho^2 I)`` reads ``1/2 qd_joint' T^-T D T^-1 qd_joint`` at the joints: a full matrix,
 not a per-joint armature.
 
+Friction and rotor inertia of a coupled motor act on THAT motor's motion: its chain adds
+``tau_motor_c = Ia_c qdd_motor_c + f_c(qd_motor_c)`` at its gearbox output (``Ia_c = rho_c^2 I_c``,
+``qd_motor_c`` row c of ``T^-1 qd_joint``), felt at the joints as ``T^-T tau_motor``: the same row c of
+``T^-1``, now as a column. On a Staubli TX40's wrist, motor 6 turns at 32 (q5 + q6): its friction
+follows ``qd5 + qd6`` and loads joints 5 and 6 alike. `CoupledMotorDrives` is that model, used by
+the regressor, the estimators and the feedforward; a per-joint friction on ``qd6`` cannot
+represent it (it has the wrong velocity, and nothing on joint 5).
+
 Positions are mapped like velocities with zero offsets (``q_joint = T q_motor``), which is what a
 cable differential does around its calibration pose. Every conversion accepts one sample (n,) or
 samples (N, n); rows are samples. All arrays are in the order of ``joints`` / ``motors``.
@@ -37,6 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from motor_ident.core.actuators.friction import FrictionShape, friction_regressor
 from motor_ident.errors import ConfigError
 
 FloatArray = NDArray[np.float64]
@@ -344,3 +353,98 @@ def build_transmission(
         if j not in coupled
     ]
     return Transmission(joints=joints, groups=tuple(groups) + tuple(singles))
+
+
+@dataclass(frozen=True, eq=False)
+class CoupledMotorDrives:
+    """Rotor inertia and friction of the motors of coupled groups, each on its own motor's motion.
+
+    Column block of the joint-torque regressor (module docstring): for motor c with the row
+    ``r_c`` of ``T^-1`` (``qd_motor_c = r_c . qd_joint``), the joints feel ``r_c' Ia_c qdd_motor_c``
+    and ``r_c' f_c(qd_motor_c)``. Parameters are laid out as ``[Ia of every motor | friction of
+    motor 1 | ...]`` (Ia only with ``inertia``); values at the gearbox output [kg m^2, N m, N m s/rad].
+
+    Build it with `coupled_motor_drives`. Motors of one-motor groups and of diagonal couplings are
+    left out: their motion is their joint's, which the per-joint columns already model.
+
+    Attributes:
+        motors: the modelled motors, length m.
+        motor_from_joint: their rows of ``T^-1``, shape (m, n): ``qd_motor = qd_joint @ motor_from_joint.T``.
+        friction: friction model per motor, length m.
+        inertia: include one reflected rotor inertia ``rho^2 I`` per motor.
+    """
+
+    motors: tuple[str, ...]
+    motor_from_joint: FloatArray
+    friction: tuple[FrictionShape, ...]
+    inertia: bool = True
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Parameter names: ``<motor>.Ia`` then ``<motor>.<friction parameter>`` per motor."""
+        inertias = [f"{m}.Ia" for m in self.motors] if self.inertia else []
+        return tuple(inertias + [f"{m}.{p}" for m, shape in zip(self.motors, self.friction) for p in shape.names])
+
+    @property
+    def n_parameters(self) -> int:
+        """Number of columns of the block."""
+        return len(self.names)
+
+    @property
+    def n_inertia(self) -> int:
+        """Number of rotor-inertia parameters (m, or 0 without ``inertia``)."""
+        return len(self.motors) if self.inertia else 0
+
+    def motor_motion(self, qd_joint: ArrayLike) -> FloatArray:
+        """Joint velocities (or accelerations) (N, n) -> the modelled motors' gearbox-output ones (N, m)."""
+        motion: FloatArray = np.atleast_2d(np.asarray(qd_joint, dtype=float)) @ self.motor_from_joint.T
+        return motion
+
+    def columns(self, qd_joint: ArrayLike, qdd_joint: ArrayLike) -> FloatArray:
+        """The block of regressor columns, shape (N, n, `n_parameters`), from joint motion (N, n) [rad/s, rad/s^2]."""
+        qd_motor, qdd_motor = self.motor_motion(qd_joint), self.motor_motion(qdd_joint)
+        N, n = qd_motor.shape[0], self.motor_from_joint.shape[1]
+        out = np.zeros((N, n, self.n_parameters))
+        start = self.n_inertia
+        for c, shape in enumerate(self.friction):
+            row = self.motor_from_joint[c]
+            if self.inertia:
+                out[:, :, c] = qdd_motor[:, c, None] * row
+            F = friction_regressor(qd_motor[:, c], shape)
+            out[:, :, start : start + shape.n_parameters] = row[None, :, None] * F[:, None, :]
+            start += shape.n_parameters
+        return out
+
+    def torque(self, qd_joint: ArrayLike, qdd_joint: ArrayLike, values: ArrayLike) -> FloatArray:
+        """Joint torques of the motors' inertia and friction (N, n) [N m] for the block's ``values``."""
+        tau: FloatArray = self.columns(qd_joint, qdd_joint) @ np.asarray(values, dtype=float)
+        return tau
+
+
+def coupled_motor_drives(
+    transmission: Transmission, friction: Sequence[FrictionShape], *, inertia: bool = True
+) -> CoupledMotorDrives:
+    """The `CoupledMotorDrives` of the motors of ``transmission``'s coupled (non-diagonal) groups.
+
+    Args:
+        transmission: the robot's transmission.
+        friction: friction model per motor, in ``transmission.motors`` order.
+        inertia: model each motor's reflected rotor inertia too.
+
+    Raises:
+        ConfigError: ``friction`` does not hold one model per motor.
+    """
+    if len(friction) != len(transmission.motors):
+        raise ConfigError(f"{len(friction)} friction models for the motors {list(transmission.motors)}")
+    coupled = [
+        m
+        for group in transmission.groups
+        if np.count_nonzero(group.T - np.diag(np.diag(group.T))) > 0
+        for m in group.motors
+    ]
+    index = [transmission.motors.index(m) for m in coupled]
+    rows = np.array(transmission.T_inv[index], dtype=float).reshape(len(index), transmission.n)
+    rows.setflags(write=False)
+    return CoupledMotorDrives(
+        motors=tuple(coupled), motor_from_joint=rows, friction=tuple(friction[k] for k in index), inertia=inertia
+    )

@@ -146,7 +146,7 @@ class ComputedTorque:
         self.config = config
         self._Y = np.zeros((1, n, regressor.n_parameters))
         self._friction_cols = np.zeros(regressor.n_parameters, dtype=bool)
-        for cols in regressor.layout.friction:
+        for cols in (*regressor.layout.friction, *regressor.layout.motor_friction):
             self._friction_cols[cols] = True
         self._zeros = np.zeros(n)
 

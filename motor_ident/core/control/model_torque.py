@@ -37,7 +37,8 @@ FloatArray = NDArray[np.float64]
 
 
 class ModelTorque:
-    """Joint torques of one full parameter set: RNEA (rigid body + reflected rotor inertia) + friction.
+    """Joint torques of one full parameter set: RNEA (rigid body + reflected rotor inertia) + friction
+    (+ the coupled motors' rotor inertia and friction, `Regressor.motor_torque`).
 
     Args:
         regressor: the robot's regressor; its layout says where each parameter sits in theta.
@@ -78,6 +79,7 @@ class ModelTorque:
         ]
         self._coefficients = [np.zeros(cols.shape) for _, _, cols, _ in self._friction]
         self.theta = np.zeros(regressor.n_parameters)
+        self._motor_values = np.zeros(0)
         self.set_parameters(theta)
 
     def set_parameters(self, theta: ArrayLike) -> None:
@@ -110,6 +112,7 @@ class ModelTorque:
         )
         for coefficients, (_, _, cols, _) in zip(self._coefficients, self._friction):
             coefficients[:] = theta[cols]
+        self._motor_values = theta[regressor.layout.motor_block].copy()
         self.theta = theta
 
     def _to_pin(self, q: FloatArray, qd: FloatArray, qdd: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -139,6 +142,10 @@ class ModelTorque:
                 out += joints_friction_torque(qd, shape, coefficients, friction)
             else:
                 out[joints] += joints_friction_torque(qd[joints], shape, coefficients, friction)
+        if self._motor_values.size:  # coupled motors: rotor inertia and friction on each motor's own motion
+            drives = self.regressor.motor_drives
+            assert drives is not None
+            out += drives.torque(qd, qdd, self._motor_values)[0]
         return out
 
     def gravity(self, q: FloatArray, out: FloatArray) -> FloatArray:

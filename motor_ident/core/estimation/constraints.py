@@ -95,6 +95,11 @@ def physical_constraints(
     for shape, cols in zip(regressor.friction, layout.friction):
         signed = _NONNEGATIVE_FRICTION[shape.kind]
         nonnegative += [cols.start + k for k, name in enumerate(shape.names) if name in signed]
+    nonnegative += list(range(layout.motor_inertia.start, layout.motor_inertia.stop))
+    if regressor.motor_drives is not None:
+        for shape, cols in zip(regressor.motor_drives.friction, layout.motor_friction):
+            signed = _NONNEGATIVE_FRICTION[shape.kind]
+            nonnegative += [cols.start + k for k, name in enumerate(shape.names) if name in signed]
     masses = np.tile([0.0, np.inf], (b, 1))
     if mass_bounds is not None:
         if len(mass_bounds) != b:

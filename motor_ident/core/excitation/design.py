@@ -280,7 +280,7 @@ class ExcitationProblem:
         self._data = robot.create_data()
         self._constraint_rows(np.arange(config.constraint_samples) * self.period / config.constraint_samples)
         friction_columns: set[int] = set()
-        for s in regressor.layout.friction:
+        for s in (*regressor.layout.friction, *regressor.layout.motor_friction):
             friction_columns.update(range(s.start, s.stop))
         self.rigid_base_columns = np.array(
             [k for k, j in enumerate(base.independent) if j not in friction_columns], dtype=np.int64

@@ -2,21 +2,25 @@
 
 The full parameter vector of a robot with n joints is laid out as
 
-    theta = [inertial (10 n) | reflected rotor inertia rho^2 I_m (n, optional) | friction of joint 1 | ...]
+    theta = [inertial (10 n) | reflected rotor inertia rho^2 I_m (n, optional) | friction of joint 1 | ...
+             | coupled motors' rotor inertia and friction (optional)]
 
-and ``tau_joint = Y(q, qd, qdd) @ theta`` with `Regressor.rows` giving Y for a batch of samples.
+(the last block: `motor_ident.core.actuators.transmission.CoupledMotorDrives`, each coupled motor's
+terms on its own motion) and ``tau_joint = Y(q, qd, qdd) @ theta`` with `Regressor.rows` giving Y for a
+batch of samples.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
 from motor_ident.core.actuators.friction import FrictionShape, friction_regressor
+from motor_ident.core.actuators.transmission import CoupledMotorDrives
 from motor_ident.core.rigid_body.model import RobotModel
 from motor_ident.errors import ConfigError, DataError
 
@@ -82,12 +86,22 @@ class ParameterLayout:
         reflected_inertia: slice of the n reflected rotor inertias rho^2 I_m [kg m^2] (empty
             when the regressor leaves them out).
         friction: one slice per joint, into theta, of that joint's friction parameters.
+        motor_inertia: slice of the coupled motors' reflected rotor inertias (empty without them).
+        motor_friction: one slice per coupled motor of its friction parameters.
     """
 
     names: tuple[str, ...]
     inertial: slice
     reflected_inertia: slice
     friction: tuple[slice, ...]
+    motor_inertia: slice = field(default_factory=lambda: slice(0, 0))
+    motor_friction: tuple[slice, ...] = ()
+
+    @property
+    def motor_block(self) -> slice:
+        """Slice of every coupled-motor parameter (inertias and friction; empty without them)."""
+        stop = self.motor_friction[-1].stop if self.motor_friction else self.motor_inertia.stop
+        return slice(self.motor_inertia.start, stop)
 
     @property
     def n_parameters(self) -> int:
@@ -126,7 +140,14 @@ class Regressor:
     Holds its own pinocchio workspace; one instance per thread.
     """
 
-    def __init__(self, robot: RobotModel, friction: Sequence[FrictionShape], *, reflected_inertia: bool = True) -> None:
+    def __init__(
+        self,
+        robot: RobotModel,
+        friction: Sequence[FrictionShape],
+        *,
+        reflected_inertia: bool = True,
+        motor_drives: CoupledMotorDrives | None = None,
+    ) -> None:
         """Build the regressor.
 
         Args:
@@ -135,6 +156,8 @@ class Regressor:
             reflected_inertia: include one rho^2 I_m column per joint. Leave it out only for
                 robots without rotors (direct drive, or a textbook arm): then the robot's rotor
                 inertias must be zero, since nothing else would account for their torque.
+            motor_drives: the rotor inertia and friction of coupled motors, on each motor's own
+                motion, appended after the joints' friction (none by default).
         """
         if len(friction) != robot.n:
             raise ConfigError(f"friction: {len(friction)} models for {robot.n} joints {list(robot.joint_names)}")
@@ -153,11 +176,26 @@ class Regressor:
             slices.append(slice(start, start + shape.n_parameters))
             names += [f"{joint}.{p}" for p in shape.names]
             start += shape.n_parameters
+        self.motor_drives = motor_drives
+        motor_inertia, motor_friction = slice(start, start), []
+        if motor_drives is not None and motor_drives.motors:
+            if motor_drives.motor_from_joint.shape[1] != n:
+                raise ConfigError(
+                    f"coupled motor drives for {motor_drives.motor_from_joint.shape[1]} joints: expected {n}"
+                )
+            names += motor_drives.names
+            motor_inertia = slice(start, start + motor_drives.n_inertia)
+            start = motor_inertia.stop
+            for shape in motor_drives.friction:
+                motor_friction.append(slice(start, start + shape.n_parameters))
+                start += shape.n_parameters
         self.layout = ParameterLayout(
             names=tuple(names),
             inertial=slice(0, 10 * n),
             reflected_inertia=slice(10 * n, 10 * n + n_reflected),
             friction=tuple(slices),
+            motor_inertia=motor_inertia,
+            motor_friction=tuple(motor_friction),
         )
         self._rigid_model = robot.model.copy()
         self._rigid_model.armature[:] = 0.0
@@ -241,6 +279,9 @@ class Regressor:
         for shape, joints, rows, cols in self._friction_groups:
             F = friction_regressor(v[:, joints].ravel(), shape)
             Y[:, rows, cols] = F.reshape(N, joints.size, -1)
+        block = self.layout.motor_block
+        if self.motor_drives is not None and block.stop > block.start:
+            Y[:, :, block] = self.motor_drives.columns(v, a)
         return Y
 
     def _raw_buffer(self, N: int) -> FloatArray:
@@ -249,7 +290,8 @@ class Regressor:
         return self._raw[:N]
 
     def friction_torque(self, v: ArrayLike, theta: ArrayLike) -> FloatArray:
-        """Friction torque of every joint for the friction part of ``theta``.
+        """Friction torque of every joint for the friction part of ``theta`` (the joints' own
+        friction: coupled motors' friction depends on other joints' velocities too, `motor_torque`).
 
         Args:
             v: joint velocities, shape (n,) or (N, n) [rad/s].
@@ -267,17 +309,36 @@ class Regressor:
             out[:, joints] = np.einsum("nkm,km->nk", F, theta[cols])
         return out.reshape(v.shape)
 
+    def motor_torque(self, v: ArrayLike, a: ArrayLike, theta: ArrayLike) -> FloatArray:
+        """Joint torques of the coupled motors' rotor inertia and friction, shape (N, n) [N m] (zeros without them).
+
+        Args:
+            v, a: joint velocities and accelerations, shape (N, n) or (n,).
+            theta: full parameter vector (p,).
+        """
+        v2 = np.atleast_2d(np.asarray(v, dtype=float))
+        block = self.layout.motor_block
+        if self.motor_drives is None or block.stop == block.start:
+            return np.zeros_like(v2)
+        return self.motor_drives.torque(v2, a, np.asarray(theta, dtype=float)[block])
+
     def predict(self, theta: ArrayLike, q: ArrayLike, v: ArrayLike, a: ArrayLike) -> FloatArray:
         """Joint torques ``Y @ theta`` for N samples, shape (N, n) [N m]."""
         tau: FloatArray = self.rows(q, v, a) @ np.asarray(theta, dtype=float)
         return tau
 
-    def parameters(self, robot: RobotModel | None = None, friction: Sequence[ArrayLike] | None = None) -> FloatArray:
+    def parameters(
+        self,
+        robot: RobotModel | None = None,
+        friction: Sequence[ArrayLike] | None = None,
+        motors: ArrayLike | None = None,
+    ) -> FloatArray:
         """Full theta of a robot model (its inertias and rotor inertias) and friction values.
 
         Args:
             robot: the model to read the rigid-body parameters from (this regressor's by default).
             friction: one parameter array per joint (zeros when None).
+            motors: the coupled motors' block (``layout.motor_block``; zeros when None).
         """
         robot = self.robot if robot is None else robot
         theta = np.zeros(self.n_parameters)
@@ -295,4 +356,12 @@ class Regressor:
                         f"expected ({cols.stop - cols.start},) for {self.friction[j].names}"
                     )
                 theta[cols] = arr
+        if motors is not None:
+            block = self.layout.motor_block
+            values = np.asarray(motors, dtype=float)
+            if values.shape != (block.stop - block.start,):
+                raise ConfigError(
+                    f"coupled motor parameters have shape {values.shape}: expected ({block.stop - block.start},)"
+                )
+            theta[block] = values
         return theta

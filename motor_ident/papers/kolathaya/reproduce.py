@@ -2,9 +2,11 @@
 
 The online experiment of section VI on our simulated 4-DoF Valkyrie-like arm (`valkyrie_arm`
 scenario, ROS-free closed loop of `motor_ident.scenario.closed_loop`), with the paper's buffer (50
-samples refit at 3 Hz) and a nominal model "purposefully chosen to be incorrect" (every body 30 %
-heavy) but with the robot's friction, run for `DURATION_S` = 45 s so that the paper's switch (Fig. 7(c), "around
-35 seconds") falls inside the run.
+samples refit at 3 Hz), run for `DURATION_S` = 45 s so that the paper's switch (Fig. 7(c), "around
+35 seconds") falls inside the run. The paper keeps two models apart (sec. VI): the nominal model,
+"estimated from engineering software", "known with reasonable accuracy" (the controller's fallback:
+here every body 10 % heavy, with the robot's friction), and the initial guess "purposefully chosen
+to be incorrect" (the prior Theta_0 of eq. 105 the fits are pulled toward: every body 30 % heavy).
 
 The paper's gate is R² >= 0.95 with a full buffer. Its R² (eq. 104) is in-sample and uncentred: 34
 base parameters fitted to 50 x 4 equations leave it above 0.95 the moment the buffer is full, so that
@@ -18,8 +20,12 @@ defaults at the sensor rate (500 rows at 100 Hz).
 Rows (`motor_ident.papers.reproduction.row`, key claims in docs/reproductions.md):
 
 - paper, KEY CLAIMS: the held-out R² at the end in [0.95, 1) on every joint ("right below unity",
-  Fig. 7(b)); the switch within 25-45 s; the tracking-error bias lower over the last 10 s than over
-  the 10 s before the switch; the peak-to-peak error about unchanged (ratio in [0.5, 2]) (Fig. 7(c)).
+  Fig. 7(b)); the switch within 25-45 s; the tracking-error bias "clearly shifted closer to zero"
+  (over the last 10 s at most half of the 10 s before the switch); the peak-to-peak error
+  "essentially unchanged" (ratio in [0.5, 2]) (Fig. 7(c)). The last two compare the identified
+  model with the nominal one: "not applicable" unless the identified model drives the loop over the
+  whole last 10 s. Not implemented (counted against the verdict): the O(n^2) cost of Algorithm 1
+  (abstract, sec. IV, conclusion) and the offline identifications of sec. V (double pendulum, leg).
 - paper, reported: the first opening of the three gates beside the loop's, and at the sensor rate.
 - recovery: the identified base parameters and model torque at the end against the plant's truth.
 - self-check: the buffer-full time (50 samples at 3 Hz: arithmetic) and Algorithm 1 (regressor by
@@ -56,11 +62,15 @@ STATE_RATE_HZ = 1000.0  # the scenario's joint_states rate
 DURATION_S = 45.0  # simulated time with the paper's buffer
 OURS_DURATION_S = 8.0  # simulated time at the sensor rate
 SPAN_S = 10.0  # error statistics over the 10 s before the switch and the last 10 s
-# the nominal model: the initial guess "purposefully chosen to be incorrect" (sec. VI), every body 30 %
-# heavy as in the valkyrie_arm scenario, but with the robot's friction, as an engineering model has it (the
-# scenario's demo nominal is frictionless; the friction it misses then dominates the tracking error)
-NOMINAL_INERTIA_SCALE = 1.3
+# the nominal model (the fallback), "known with reasonable accuracy" (sec. VI): every body 10 % heavy, with the
+# robot's friction, as an engineering model has it (the scenario's demo nominal is 30 % heavy and frictionless)
+NOMINAL_INERTIA_SCALE = 1.1
 NOMINAL_FRICTION_SCALE = 1.0
+# the initial guess Theta_0 of eq. 105 (the prior the fits are pulled toward), "purposefully chosen to be
+# incorrect": every body 30 % heavy
+INITIAL_GUESS_INERTIA_SCALE = 1.3
+BIAS_DROP = 0.5  # "bias clearly shifted closer to zero": the bias after at most this fraction of the bias before
+PTP_RANGE = (0.5, 2.0)  # "peak-to-peak essentially unchanged": ratio after / before within this range
 # the paper's gate alone: R2 >= 0.95 and a full buffer, nothing else
 PAPER_GATE = {"r2_hysteresis": 0.0, "max_condition_number": 1e300, "require_consistent": False}
 # gates fed the same fits beside the loop's (they do not drive it)
@@ -97,10 +107,13 @@ def _run(
         sim_overrides["engine"] = engine
     loop: ClosedLoop = build_closed_loop(SCENARIO, {"identifier": overrides, "sim_robot": sim_overrides})
     identifier = loop.identifier
+    if "nominal_inertia_scale" in overrides:  # the paper's setup: the prior is the initial guess, not the nominal
+        identifier.window.theta_nominal = initial_guess(identifier)
     dt = loop.sim.dt
     steps = int(round(duration / dt))
     n = len(loop.sim.joint_names)
     errors, q, qd = np.empty((steps, n)), np.empty((steps, n)), np.empty((steps, n))
+    gate_open = np.zeros(steps, dtype=bool)
     full_at = opened_at = None
     shadow_gates = {label: ModelGate(config) for label, config in (shadows or {}).items()}
     shadow_opened: dict[str, float | None] = dict.fromkeys(shadow_gates)
@@ -110,7 +123,8 @@ def _run(
         q[k], qd[k] = m.q, m.qd
         if full_at is None and identifier.window.full:
             full_at = m.t
-        if opened_at is None and identifier.gate_open:
+        gate_open[k] = identifier.gate_open
+        if opened_at is None and gate_open[k]:
             opened_at = m.t
         if identifier.fit is not last_fit:
             last_fit = identifier.fit
@@ -133,6 +147,7 @@ def _run(
         "gate_opened_s": opened_at,
         "shadow_gates_opened_s": shadow_opened,
         "gate_open_at_end": identifier.gate_open,
+        "gate_open_fraction_last_span": float(gate_open[max(0, steps - int(round(SPAN_S / dt))) :].mean()),
         "gate_reason_at_end": identifier.gate.reason,
         "r2_uncentred_end": None if fit is None else [float(x) for x in fit.r2_uncentred],
         "r2_centred_end": None if fit is None else [float(x) for x in fit.r2],
@@ -140,6 +155,15 @@ def _run(
         "parameter_error_end": recovery,
         "torque_error_end": torque_error,
     }
+
+
+def initial_guess(identifier: Any) -> np.ndarray:
+    """The initial guess Theta_0 in base parameters: every body `INITIAL_GUESS_INERTIA_SCALE` x the robot's."""
+    regressor = identifier.regressor
+    robot = regressor.robot
+    guess = robot.with_inertial_parameters(robot.inertial_parameters() * INITIAL_GUESS_INERTIA_SCALE)
+    friction = [NOMINAL_FRICTION_SCALE * f for f in load_robot_config(SCENARIO).nominal_friction()]
+    return np.asarray(identifier.base.to_base(regressor.parameters(robot=guess, friction=friction)), dtype=float)
 
 
 def _torque_error(base: Any, theta: np.ndarray, truth: np.ndarray, q: np.ndarray, qd: np.ndarray, dt: float) -> float:
@@ -208,6 +232,18 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
     r2 = run["r2_predicted_end"] or []
     r2_min = min(r2) if r2 else None
     ptp_ratio = ptp_after / ptp_before if ptp_before > 0.0 else float("nan")
+    bias_ratio = bias_after / bias_before if bias_before > 0.0 else float("nan")
+    # the last two claims compare the identified model with the nominal: only when the identified one drove the
+    # loop over the whole last span (and a nominal span before the switch exists)
+    identified_in_use = run["gate_open_fraction_last_span"] == 1.0 and np.isfinite(bias_before)
+    gate_text = f"opened at {_fmt(opened)}" if opened else "never opened"
+    precondition = (
+        ""
+        if identified_in_use
+        else "not applicable: the identified model drove the loop over "
+        f"{100 * run['gate_open_fraction_last_span']:.0f} % of the last {SPAN_S:g} s (the gate {gate_text}), so "
+        "after vs before does not compare the identified model with the nominal; "
+    )
     low_switch, high_switch = PAPER_SWITCH_S - SWITCH_TOLERANCE_S, PAPER_SWITCH_S + SWITCH_TOLERANCE_S
     published = shadow[PUBLISHED]
 
@@ -236,23 +272,44 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
             "the fits predict samples they were not fitted to)",
         ),
         row(
-            "error bias before -> after the switch [rad]",
+            "error bias after / before the switch",
             "paper",
-            paper="shifted toward 0",
-            ours=f"{bias_before:.4f} -> {bias_after:.4f}",
-            reproduced=bool(bias_after < bias_before),
+            paper="clearly shifted closer to zero",
+            ours=bias_ratio,
+            reproduced=bool(bias_ratio <= BIAS_DROP),
             required=True,
-            criterion=f"needs lower over the last {SPAN_S:g} s than over the {SPAN_S:g} s before the switch",
+            applicable=identified_in_use,
+            criterion=precondition + f"{bias_before:.4f} -> {bias_after:.4f} rad (needs at most {BIAS_DROP:g} x: "
+            f"the last {SPAN_S:g} s against the {SPAN_S:g} s before the switch)",
         ),
         row(
-            "error peak-to-peak before -> after the switch [rad]",
+            "error peak-to-peak after / before the switch",
             "paper",
-            paper="about unchanged",
-            ours=f"{ptp_before:.4f} -> {ptp_after:.4f}",
-            reproduced=bool(0.5 <= ptp_ratio <= 2.0),
+            paper="essentially unchanged",
+            ours=ptp_ratio,
+            reproduced=bool(PTP_RANGE[0] <= ptp_ratio <= PTP_RANGE[1]),
             required=True,
-            criterion=f"ratio after / before {ptp_ratio:.2f} (needs [0.5, 2]; set by what the nominal model misses: "
-            "docs/reproductions.md)",
+            applicable=identified_in_use,
+            criterion=precondition + f"{ptp_before:.4f} -> {ptp_after:.4f} rad (needs a ratio in "
+            f"[{PTP_RANGE[0]:g}, {PTP_RANGE[1]:g}]; set by what the nominal model misses: docs/reproductions.md)",
+        ),
+        row(
+            "Algorithm 1 (regressor by unit-parameter inverse dynamics) runs in O(n^2)",
+            "paper",
+            paper="O(n^2)",
+            required=True,
+            implemented=False,
+            criterion="not implemented: a cost over robot sizes needs timings over many chain lengths; ours calls "
+            "pinocchio's O(n) RNEA 10 b times (b bodies), O(n^2) by construction, which is not a measurement",
+        ),
+        row(
+            "offline identification of a double pendulum and a 4-DOF leg: very high correlation (Fig. 4-6)",
+            "paper",
+            paper="very high correlation",
+            required=True,
+            implemented=False,
+            criterion="not implemented: the paper shows figures without a number, and this reproduction runs the "
+            "arm of sec. VI only",
         ),
         row(
             "published gate (in-sample uncentred R2 of eq. 104 + full buffer): first opening [s]",
@@ -337,8 +394,10 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
         columns=[("paper (recovery: truth)", "paper.value"), ("ours", "ours.value")],
         engine=engine_text,
         notes=[
-            f"Simulated 4-DoF arm, nominal model {100 * (NOMINAL_INERTIA_SCALE - 1):.0f} % too heavy with the robot's "
-            "friction; the paper ran Valkyrie's arm, so times and amplitudes compare in kind, not in value.",
+            f"Simulated 4-DoF arm; nominal model (the fallback, 'known with reasonable accuracy') "
+            f"{100 * (NOMINAL_INERTIA_SCALE - 1):.0f} % too heavy with the robot's friction; initial guess (the prior "
+            f"of eq. 105, 'purposefully chosen to be incorrect') {100 * (INITIAL_GUESS_INERTIA_SCALE - 1):.0f} % too "
+            "heavy. The paper ran Valkyrie's arm, so times and amplitudes compare in kind, not in value.",
             "The loop's gate is the paper's (threshold 0.95 and a full buffer, nothing else) on the held-out R2: "
             "each sample's torque predicted by the fit made before it entered the buffer, centred, over the last "
             "50 samples.",

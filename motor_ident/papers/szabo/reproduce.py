@@ -26,8 +26,10 @@ What differs from the paper, and why:
 
 Key claims (the verdict): each of the 9 friction rows of Table 2 (LS and WLS means unbiased, or
 for joint 2's tau_v and tau_sc biased with the paper's sign and size within 3x); the inertial base
-parameters unbiased. Reported with a verdict, not key: 24 identifiable parameters (structural),
-WLS variance not above LS for >= 80 % of the parameters (weak: expected of WLS), the sweep.
+parameters unbiased; WLS variance below LS on every parameter (Table 2: all 24). On the exact
+plant the data come from the fitted model itself, so the unbiased rows follow from Gauss-Markov:
+their criteria say so (weak). Reported with a verdict, not key: 24 identifiable parameters
+(structural), the sweep.
 Checks: the estimated noise std within 5 % of the true one (recovery); the empirical WLS variance
 over the Cramer-Rao bound diag((L' Sigma^-1 L)^-1) within [0.7, 1.4], widened for few runs to the
 two-sided chi-square interval at family-wise level 1 % (Bonferroni over the parameters); the
@@ -314,9 +316,17 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
     inertial_worst = float(np.max(np.abs(np.concatenate([z_ls[~friction], z_wls[~friction]]))))
     inertial_bound = max(UNBIASED_SD, 3.0 / np.sqrt(runs))
     wls_not_worse = float(np.mean(wls_var <= ls_var))
+    # on the exact plant the data come from the model being fitted (eq. 7-9 with the fitted shape, white noise):
+    # unbiased LS and WLS then follow from Gauss-Markov, so a pass there is weak; say so in the rows
+    weak = (
+        "; weak on this plant: the data come from the fitted model itself, so unbiased estimates follow from "
+        "Gauss-Markov"
+        if options.engine == "pinocchio"
+        else ""
+    )
     sigma_hat = mc.wls_sigma.mean(axis=0)
 
-    rows = table2_rows(mc, runs)
+    rows = table2_rows(mc, runs, weak=weak)
     rows += [
         row(
             "inertial base parameters: LS and WLS unbiased, largest |mean - exact| / sd",
@@ -325,7 +335,7 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
             ours={"exact": inertial_worst},
             reproduced=inertial_worst <= inertial_bound,
             required=True,
-            criterion=f"needs <= {inertial_bound:.2f} sd on our 15 (URDF-frame) inertial base parameters",
+            criterion=f"needs <= {inertial_bound:.2f} sd on our 15 (URDF-frame) inertial base parameters{weak}",
         ),
         *sweep_rows(cases),
         row(
@@ -341,9 +351,10 @@ def reproduce(options: ReproduceOptions) -> Reproduction:
             "paper",
             paper={"exact": "24 of 24 (Table 2)"},
             ours={"exact": wls_not_worse},
-            reproduced=wls_not_worse >= 0.8,
-            criterion=f"{100 * wls_not_worse:.0f} % (needs >= 80 %; weak: expected of WLS with per-joint variances "
-            "that differ, Gauss-Markov)",
+            reproduced=bool(np.all(wls_var <= ls_var)),
+            required=True,
+            criterion=f"{int(np.sum(wls_var <= ls_var))} of {wls_var.size} (needs all, as Table 2; expected of WLS "
+            "with per-joint variances that differ, Gauss-Markov)",
         ),
     ]
     for k, name in enumerate(mc.names):

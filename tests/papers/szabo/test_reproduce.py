@@ -115,7 +115,7 @@ def test_cli_reproduce_szabo(tmp_path: Path, excitation: tuple[FourierTrajectory
 
     trajectory_file, report, table = tmp_path / "traj.yaml", tmp_path / "szabo.json", tmp_path / "szabo.csv"
     save_trajectory(trajectory_file, NamedTrajectory(excitation[0], ("joint1", "joint2", "joint3")))
-    argv = ["reproduce", "szabo", "--runs", "100", "--trajectory", str(trajectory_file)]
+    argv = ["reproduce", "szabo", "--runs", "100", "--seeds", "1", "--trajectory", str(trajectory_file)]
     code = main(argv + ["--json", str(report), "--out", str(table)])
     payload = json.loads(report.read_text())
     assert code == (0 if payload["passed"] else 1)
@@ -128,7 +128,10 @@ def test_cli_reproduce_szabo(tmp_path: Path, excitation: tuple[FourierTrajectory
             # matched data: unbiased everywhere, so joint 2's biased rows of Table 2 are not reproduced
             assert friction["reproduced"] is not (joint == 2 and term != "tau_s"), friction["criterion"]
     assert payload["verdict"] == "partly reproduced" and code == 1
-    assert payload["counts"]["key claims"] == {"reproduced": 8, "not reproduced": 2, "not implemented": 0}
+    key = payload["counts"]["key claims"]
+    assert key["not implemented"] == key["not applicable"] == 0 and key["reproduced"] + key["not reproduced"] == 11
+    wls = rows["WLS variance <= LS variance, fraction of the parameters"]
+    assert wls["required"] and wls["reproduced"] is (wls["ours"]["exact"] == 1.0)  # Table 2: all 24
     assert payload["counts"]["paper"]["not implemented"] == 15  # Table 2's DH-frame inertial rows
     assert all(0.95 < s / t < 1.05 for s, t in zip(payload["wls_sigma_estimated"], [0.5, 0.3, 0.7]))
     assert rows["link3.mx: WLS variance / Cramer-Rao bound"]["kind"] == "self-check"
