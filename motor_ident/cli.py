@@ -32,6 +32,7 @@ from motor_ident.commands import (
 )
 from motor_ident.commands.arguments import CommandParser
 from motor_ident.commands.common import limit_blas_threads
+from motor_ident.commands.option_checks import refuse_idle_options
 from motor_ident.errors import MotorIdentError
 
 # the subcommands, in the order ``motor-ident --help`` lists them
@@ -65,7 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``motor-ident``."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    refuse_idle_options(parser, args)  # contradicting options, or one the others leave without effect: exit 2
     limit_blas_threads()  # one BLAS thread: small factorizations, cores shared with nodes (commands.common)
     try:
         return int(args.func(args))

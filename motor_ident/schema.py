@@ -270,15 +270,26 @@ def markdown_table(cls: type) -> str:
     return "\n".join(rows) + "\n"
 
 
+MAX_YAML_BYTES = 64 * 1024**2
+"""Largest YAML file read [bytes]: configs, data specs, parameter files and scenarios are a few kB;
+a larger file is refused before it is read (a 2 GB file would be held whole, several times over)."""
+
+
 def read_yaml(path: str | Path) -> Any:
     """The parsed content of a YAML file (None when empty).
 
     Raises:
-        ConfigError: the file is missing, is not UTF-8 text, is not valid YAML, or writes a key
-            twice in one mapping (with file and line).
+        ConfigError: the file is missing, larger than `MAX_YAML_BYTES`, is not UTF-8 text, is not
+            valid YAML, or writes a key twice in one mapping (with file and line).
     """
     path = Path(path)
     try:
+        size = path.stat().st_size
+        if size > MAX_YAML_BYTES:
+            raise ConfigError(
+                f"{path}: {size / 1024**2:.4g} MiB, larger than the {MAX_YAML_BYTES // 1024**2} MiB a YAML file "
+                "may be: not a configuration"
+            )
         text = path.read_text(encoding="utf-8")
         _refuse_duplicate_keys(yaml.compose(text, Loader=yaml.SafeLoader), path)
         return yaml.safe_load(text)

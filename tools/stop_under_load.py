@@ -1,8 +1,9 @@
 """Stop every shipped launch file with Ctrl-C, again and again, beside busy loops (the numbers in docs/faults.md).
 
 Each round is one pytest session of ``tests/ros/test_launch_files.py::test_launch_runs_publishes_and_stops_cleanly``
-(every launch case once: the nodes start, messages flow, SIGINT to launch, every node must exit 0
-before launch escalates); ``--busy`` processes spin a core each meanwhile. At the end: runs, node
+(every launch case once: the nodes start, messages flow, SIGINT to launch's process group as a
+terminal's Ctrl-C sends it, or to launch alone for some cases; every node must exit 0 before
+launch escalates); ``--busy`` processes spin a core each meanwhile. At the end: runs, node
 stops, the slowest node's exit after SIGINT, launch escalations (SIGTERM / SIGKILL) and failed runs.
 
     .venv/bin/python tools/stop_under_load.py --rounds 3 --busy 2

@@ -97,7 +97,7 @@ def _run(args: argparse.Namespace, *, scenario: str, demo: bool) -> int:
     if isinstance(result, ProcessRunResult):
         summary["processes"] = result.processes
         for p in result.processes:
-            fine = p["returncode"] == 0 and p["stopped_with"] in ("SIGINT", "interrupted")
+            fine = p["returncode"] == 0 and p["stopped_with"] in ("SIGINT", "SIGTERM", "SIGHUP", "interrupted")
             ended = f"exit {p['returncode']} after {p['stopped_with'] or 'no signal'}"
             colour = "green" if fine else "red"
             memory = f"peak memory {p['peak_rss_mb']:.0f} MB"
@@ -120,7 +120,9 @@ def _run(args: argparse.Namespace, *, scenario: str, demo: bool) -> int:
             f"tracking RMSE: nominal model {before:.4f} rad -> identified model {after:.4f} rad "
             f"({100.0 * (1.0 - after / before):.0f} % lower)"
         )
-    console.print(f"commands published: {summary['commands_published']}, non-finite: {summary['nonfinite_commands']}")
+    published, heard = summary["commands_published"], summary["commands_recorded"]
+    heard_note = "" if heard == published else f" (the recorder received {heard})"
+    console.print(f"commands published: {published}{heard_note}, non-finite: {summary['nonfinite_commands']}")
     for node, counts in summary["lockstep"].items():
         colour = "yellow" if counts["timeout_steps"] else "green"
         console.print(f"[{colour}]{node} lockstep[/{colour}]: {LockstepCounts(**counts).sentence()}", highlight=False)
@@ -135,14 +137,29 @@ def _run(args: argparse.Namespace, *, scenario: str, demo: bool) -> int:
     return 0
 
 
+def _stopped(args: argparse.Namespace, *, scenario: str, demo: bool) -> int:
+    """`_run`, and one line with exit code 128 + the signal's number when Ctrl-C (or, once node
+    processes run, SIGTERM or SIGHUP) ends it before the run was under way or after it."""
+    import signal
+    import sys
+
+    try:
+        return _run(args, scenario=scenario, demo=demo)
+    except KeyboardInterrupt as stop:  # a RunInterrupted: its nodes have been stopped
+        signum = int(getattr(stop, "signum", signal.SIGINT))
+        nodes = f"; every node process stopped (logs in {Path(args.out_dir) / 'logs'})" if args.processes else ""
+        print(f"motor-ident {args.command}: stopped by {signal.Signals(signum).name}{nodes}", file=sys.stderr)
+        return 128 + signum
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     """Run the demo scenario."""
-    return _run(args, scenario=args.scenario, demo=True)
+    return _stopped(args, scenario=args.scenario, demo=True)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run any scenario."""
-    return _run(args, scenario=args.scenario, demo=False)
+    return _stopped(args, scenario=args.scenario, demo=False)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

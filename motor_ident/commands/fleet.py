@@ -136,8 +136,13 @@ def cmd_identify(args: argparse.Namespace) -> int:
     finally:
         if cluster is not None:
             cluster.close(timeout=60)
+    copies = (
+        f"{summary.copies} {'copy' if summary.copies == 1 else 'copies'} of others (one row each), "
+        if summary.copies
+        else ""
+    )
     print(
-        f"{summary.identified} recordings identified, {summary.skipped} already in the store, "
+        f"{summary.identified} recordings identified, {summary.skipped} already in the store, {copies}"
         f"{len(summary.failed)} failed ({summary.workers} workers, {summary.seconds:.1f} s); store {args.store}"
     )
     for path, error in summary.failed:
@@ -152,6 +157,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
         {
             "identified": summary.identified,
             "skipped": summary.skipped,
+            "copies": summary.copies,
             "failed": [{"recording": p, "error": e} for p, e in summary.failed],
             "stopped": summary.stopped,
             "not_done": summary.not_done,

@@ -11,6 +11,7 @@ import numpy as np
 from motor_ident.commands import arguments
 from motor_ident.commands.common import Stages, floats, write_json
 from motor_ident.commands.data_options import add_data_arguments, add_robot_argument, is_bag, print_wrapped
+from motor_ident.commands.option_checks import refuse_idle_preparation
 from motor_ident.commands.torque_options import (
     add_torque_arguments,
     apply_torque_source,
@@ -146,6 +147,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
         recording = read_recording(
             args.data, args, config, spec, progress=stages.stage(f"reading {args.data}", measured=big)
         )
+        refuse_idle_preparation(args, spec, recording.record, data_label(args.data, spec))
         notes, bag = recording.warnings, recording.bag
         if bag is not None and bag.gate is not None:
             gate = [(float(t), bool(v[0])) for t, v in zip(bag.gate.t, bag.gate.values)]
@@ -322,6 +324,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
             report=None if report is None else report / "validation",
             files={"identification_data": args.data},
             converter=torque.converter,
+            primary=False,
         )
         passed = bool(payload["validation"]["passed"])
     if args.urdf_out:

@@ -149,6 +149,7 @@ def read_recording(
                 motor_columns(record, "current" if kind == "motor_current" else "pwm", motors)
         except DataError as exc:
             raise DataError(f"{data_label(path, spec)}: {exc}") from None
+        refuse_positions_in_other_units(record, config, data_label(path, spec))
         return Recording(record, ignored)
     topics = BagTopics(joint_states=args.joint_states_topic, commands="", **bag_topic_names(args, config))
     bag = read_bag(path, joints=config.joints, topics=topics, progress=progress)
@@ -156,7 +157,23 @@ def read_recording(
     if record.t.size < 3:  # fewer than differentiation needs: say what was dropped
         dropped = f" ({'; '.join(bag.warnings)})" if bag.warnings else ""
         raise DataError(f"{path}: {record.t.size} usable joint states, fewer than the 3 differentiation needs{dropped}")
+    refuse_positions_in_other_units(record, config, path)
     return Recording(record, bag.warnings, bag)
+
+
+def refuse_positions_in_other_units(record: JointRecord, config: RobotConfig, label: str) -> None:
+    """`check_positions_in_reach` on the robot's URDF, the error starting with ``label``.
+
+    Raises:
+        DataError: positions far outside the URDF's limits (degrees, encoder counts).
+    """
+    from motor_ident.core.rigid_body.model import check_positions_in_reach
+    from motor_ident.errors import DataError
+
+    try:
+        check_positions_in_reach(config.build_model(), record.q)
+    except DataError as exc:
+        raise DataError(f"{label}: {exc}") from None
 
 
 def ignored_joints(record: JointRecord, joints: Sequence[str]) -> tuple[str, ...]:
@@ -185,11 +202,17 @@ def configured_gains(args: argparse.Namespace, config: RobotConfig, parameters: 
     ``motor_current``.
 
     Raises:
-        ConfigError: the file has no gains, or gains for other motors.
+        ConfigError: the file has no gains, or gains for other motors; ``--gains`` with another torque source.
     """
+    from motor_ident.errors import ConfigError
     from motor_ident.io.params import drive_gains_of, load_drive_gains
 
     if source_kind(args, config) != "motor_current":
+        if getattr(args, "gains", None):
+            raise ConfigError(
+                f"--gains {args.gains}: drive gains convert motor currents; the torque source is "
+                f"{source_kind(args, config)!r} (--torque-source motor_current reads the currents)"
+            )
         return config, None
     gains = None
     if getattr(args, "gains", None):

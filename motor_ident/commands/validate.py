@@ -53,7 +53,9 @@ def sha256(path: str | Path) -> str | None:
         return None
     digest = hashlib.sha256()
     for f in files:
-        digest.update(f.read_bytes())
+        with open(f, "rb") as stream:  # a block at a time: a recording may be larger than memory
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(block)
     return digest.hexdigest()
 
 
@@ -136,6 +138,7 @@ def validate_recording(
     files: Mapping[str, str | Path | None],
     converter: TorqueConverter | None = None,
     gains: Any = None,
+    primary: bool = True,
 ) -> dict[str, Any]:
     """Predict ``data`` with ``theta`` and the nominal model; print, report, and return the JSON payload.
 
@@ -147,10 +150,13 @@ def validate_recording(
         converter: the conversion identification used (``identify --validate-on``: its drive gains);
             None builds it from ``args`` and ``config`` like ``identify`` does.
         gains: the `DriveGains` put into ``config`` (`configured_gains`), for the notes.
+        primary: ``data`` is the command's DATA (``validate``), on which the preparation options
+            must act (`refuse_idle_preparation`); False for ``identify --validate-on``'s second recording.
     """
     from dataclasses import replace
 
     from motor_ident.commands.data_options import preparation, spec_defaults
+    from motor_ident.commands.option_checks import refuse_idle_preparation
     from motor_ident.commands.torque_options import apply_torque_source, data_label, read_recording
     from motor_ident.core.actuators.torque_sources import UNITS
     from motor_ident.core.estimation.validation import judge, prediction_metrics
@@ -161,6 +167,8 @@ def validate_recording(
     spec = load_spec_arg(args)
     spec_defaults(args, spec)
     recording = read_recording(data, args, config, spec)
+    if primary:  # identify --validate-on: the options were checked on DATA, which they act on
+        refuse_idle_preparation(args, spec, recording.record, data_label(data, spec))
     how = replace(preparation(args, spec), recorded_stamps=True)
     record, notes = prepare_record(recording.record, how, source=data_label(data, spec))
     notes = recording.warnings + notes

@@ -44,6 +44,8 @@ class RunSummary:
     Attributes:
         identified: recordings identified and stored by this run.
         skipped: recordings already in the store.
+        copies: recordings of this run whose row another one of them makes (the same content under
+            the same robot, with the same settings): not identified again, not counted as identified.
         failed: (recording path, error) of recordings that failed after their retries.
         workers: Dask workers the run used.
         seconds: wall time of the identification (from the first submission to the last row).
@@ -54,6 +56,7 @@ class RunSummary:
 
     identified: int = 0
     skipped: int = 0
+    copies: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)
     workers: int = 0
     seconds: float = 0.0
@@ -118,10 +121,18 @@ def identify_fleet(
     Returns:
         The run's summary; failed recordings are listed, not raised.
     """
-    todo = pending(recordings, settings, store)
-    summary = RunSummary(skipped=len(recordings) - len(todo), workers=len(client.scheduler_info()["workers"]))
+    waiting = pending(recordings, settings, store)
+    first: dict[tuple[str, str], Recording] = {}  # one recording per row: the first of its copies
+    for r in waiting:
+        first.setdefault((r.robot, row_key(r, settings)), r)
+    todo = list(first.values())
+    summary = RunSummary(
+        skipped=len(recordings) - len(waiting),
+        copies=len(waiting) - len(todo),
+        workers=len(client.scheduler_info()["workers"]),
+    )
     if progress is not None:
-        progress(summary.skipped, len(recordings))
+        progress(summary.skipped + summary.copies, len(recordings))
     if not todo:
         return summary
     start = time.perf_counter()
@@ -154,7 +165,7 @@ def identify_fleet(
                 summary.identified += 1
             done += 1
             if progress is not None:
-                progress(summary.skipped + summary.identified + len(summary.failed), len(recordings))
+                progress(summary.skipped + summary.copies + summary.identified + len(summary.failed), len(recordings))
     finally:  # an interrupted run leaves no work behind on a shared cluster
         client.cancel([f for f in futures if not f.done()])
     summary.not_done = len(futures) - done

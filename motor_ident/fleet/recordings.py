@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from motor_ident.errors import ConfigError, DataError
 from motor_ident.io.data import check_samples
+from motor_ident.io.input_files import open_npz
 from motor_ident.schema import read_yaml
 
 RECORD_SUFFIXES = (".npz", ".csv")
@@ -160,8 +159,10 @@ def sample_count(recording: Recording) -> int | None:
     if recording.is_bag or recording.path.suffix.lower() != ".npz":
         return None
     try:
-        with np.load(recording.path, allow_pickle=False) as z:
+        with open_npz(recording.path) as z:
             t = z["t"]
+    except DataError:
+        raise
     except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
         raise DataError(f"{recording.path}: cannot read: {type(exc).__name__}: {exc}") from None
     check_samples(t, str(recording.path))

@@ -39,6 +39,7 @@ from motor_ident.core.estimation.identification import (
 )
 from motor_ident.core.estimation.least_squares import Fit, RegressionStatistics
 from motor_ident.core.rigid_body.base_params import BaseParameters
+from motor_ident.core.rigid_body.model import check_positions_in_reach
 from motor_ident.core.rigid_body.regressor import Regressor
 from motor_ident.core.threads import limit_blas_threads
 from motor_ident.errors import DataError
@@ -125,6 +126,7 @@ def _load(recording: Recording, settings: IdentifySettings) -> tuple[RobotSetup,
     limit_blas_threads()  # a worker process: one BLAS thread, as every motor_ident process
     setup = robot_setup(recording.config)
     record, torque_source = _read(recording, setup, settings)
+    check_positions_in_reach(setup.regressor.robot, record.q)  # degrees or encoder counts fail the recording
     return setup, record.with_derivatives(), torque_source
 
 

@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from motor_ident.core.estimation.signals import Differentiation
 from motor_ident.errors import DataError
+from motor_ident.io.input_files import MAX_CSV_BYTES, open_npz, text_lines
 
 FloatArray = NDArray[np.float64]
 FIELDS = ("q", "qd", "qdd", "tau")
@@ -137,9 +138,7 @@ def load_record(path: str | Path) -> JointRecord:
 
 
 def _load_npz(path: Path) -> JointRecord:
-    with np.load(path, allow_pickle=False) as z:
-        if not hasattr(z, "files"):  # np.load reads a plain .npy array too
-            raise DataError(f"{path}: not an NPZ archive (a single array); expected arrays t, q, tau, joint_names")
+    with open_npz(path) as z:
         raw = [k for k in ("current", "pwm", "wrench") if k in z.files]
         missing = [k for k in ("t", "q", "joint_names") + (() if raw else ("tau",)) if k not in z.files]
         if missing:
@@ -162,17 +161,46 @@ def _load_npz(path: Path) -> JointRecord:
 
 
 def _load_csv(path: Path) -> JointRecord:
-    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    names = [c.strip() for c in lines[0].split(",")] if lines else []
-    if not names or any(not c or c[0].isdigit() or c[0] in "+-." for c in names):
+    """A CSV read in blocks of lines (`text_lines`): memory holds the table, never the text."""
+    names: list[str] = []
+    tables: list[np.ndarray] = []
+    line_number = 0  # of the last line read, 1-based
+    for block in text_lines(path, limit=MAX_CSV_BYTES, kind="CSV"):
+        numbered = [(line_number + k + 1, line) for k, line in enumerate(block) if line.strip()]
+        line_number += len(block)
+        if not names and numbered:
+            names = [c.strip() for c in numbered[0][1].split(",")]
+            if any(not c or c[0].isdigit() or c[0] in "+-." for c in names):
+                raise DataError(f"{path}: the first row must be a header ('t', 'q.<joint>', 'tau.<joint>', ...)")
+            repeated = sorted({c for c in names if names.count(c) > 1})
+            if repeated:
+                raise DataError(f"{path}: columns {repeated} appear more than once in the header")
+            numbered = numbered[1:]
+        if numbered:
+            tables.append(_parse_rows(path, numbered, len(names)))
+    if not names:
         raise DataError(f"{path}: the first row must be a header ('t', 'q.<joint>', 'tau.<joint>', ...)")
-    repeated = sorted({c for c in names if names.count(c) > 1})
-    if repeated:
-        raise DataError(f"{path}: columns {repeated} appear more than once in the header")
-    table = np.loadtxt(lines[1:], delimiter=",", dtype=float, ndmin=2) if lines[1:] else np.empty((0, len(names)))
-    if table.shape[1] != len(names):
-        raise DataError(f"{path}: {table.shape[1]} values per row, the header names {len(names)} columns")
+    table = np.concatenate(tables) if tables else np.empty((0, len(names)))
     return record_from_columns(dict(zip(names, table.T)), str(path))
+
+
+def _parse_rows(path: Path, numbered: list[tuple[int, str]], width: int) -> np.ndarray:
+    """The rows (line number, text) as a (k, width) table; a bad row is named by its line."""
+    try:
+        table = np.loadtxt([line for _, line in numbered], delimiter=",", dtype=float, ndmin=2)
+    except ValueError:
+        table = None
+    if table is not None and table.shape[1] == width:
+        return table
+    for number, line in numbered:  # find the first bad row: the error names its line
+        cells = line.split(",")
+        if len(cells) != width:
+            raise DataError(f"{path}, line {number}: {len(cells)} values, the header names {width} columns")
+        try:
+            [float(c) for c in cells]
+        except ValueError:
+            raise DataError(f"{path}, line {number}: not a number in {line[:80]!r}") from None
+    raise DataError(f"{path}: cannot read its rows as numbers")  # loadtxt refused what float() takes
 
 
 def record_from_columns(columns: Mapping[str, FloatArray], source: str) -> JointRecord:

@@ -52,6 +52,7 @@ from motor_ident.core.actuators.transmission import Transmission
 from motor_ident.core.estimation.signals import Differentiation
 from motor_ident.errors import ConfigError, DataError
 from motor_ident.io.data import JointRecord, record_from_columns
+from motor_ident.io.input_files import MAX_CSV_BYTES, text_lines
 from motor_ident.io.preprocess import KeepRange, Preparation
 from motor_ident.schema import read_yaml, require_mapping
 
@@ -329,39 +330,56 @@ def load_spec(path: str | Path) -> DataSpec:
 
 
 def _read_table(path: Path, spec: DataSpec) -> tuple[np.ndarray, list[str] | None]:
-    """The numeric table (N, k) of a CSV and its header names (None without a header)."""
+    """The numeric table (N, k) of a CSV and its header names (None without a header).
+
+    The file is read a block of lines at a time (`text_lines`): memory holds the table, and the
+    text of one block at most.
+    """
+    names = None
+    blocks: list[np.ndarray] = []
+    width = None
+    number = 0  # 1-based number of the last line read
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()[spec.skip_rows :]
+        for block in text_lines(path, limit=MAX_CSV_BYTES, kind="CSV"):
+            rows: list[list[float]] = []
+            for line in block:
+                number += 1
+                if number <= spec.skip_rows:
+                    continue
+                if spec.header and names is None:
+                    names = [c.strip() for c in line.split(spec.delimiter)]
+                    continue
+                if not line.strip():
+                    continue
+                cells = line.split(spec.delimiter)
+                width = len(cells) if width is None else width
+                rows.append(_row(path, spec, cells, width, number, line, first=not blocks and not rows))
+            if rows:
+                blocks.append(np.array(rows, dtype=float))
     except OSError as exc:
         raise DataError(f"{path}: cannot read: {exc}") from None
-    names = None
-    first = 0
-    if spec.header:
-        if not lines:
-            raise DataError(f"{path}: empty; {spec.label} says it has a header row")
-        names = [c.strip() for c in lines[0].split(spec.delimiter)]
-        first = 1
-    rows = [line for line in lines[first:] if line.strip()]
-    if not rows:
+    if spec.header and names is None:
+        raise DataError(f"{path}: empty; {spec.label} says it has a header row")
+    if not blocks:
         raise DataError(f"{path}: no data rows")
-    width = len(rows[0].split(spec.delimiter))
-    table = np.empty((len(rows), width))
-    for k, line in enumerate(rows):
-        cells = line.split(spec.delimiter)
-        if len(cells) != width:
+    return np.concatenate(blocks), names
+
+
+def _row(
+    path: Path, spec: DataSpec, cells: list[str], width: int, number: int, line: str, *, first: bool
+) -> list[float]:
+    """One row's numbers; errors name the line (and suggest a header when the first row is not numbers)."""
+    if len(cells) != width:
+        raise DataError(f"{path}, line {number}: {len(cells)} columns, the first row has {width}")
+    try:
+        return [float(c) for c in cells]
+    except ValueError:
+        if first and not spec.header:
             raise DataError(
-                f"{path}, line {k + first + spec.skip_rows + 1}: {len(cells)} columns, the first row has {width}"
-            )
-        try:
-            table[k] = [float(c) for c in cells]
-        except ValueError:
-            if k == 0 and not spec.header:
-                raise DataError(
-                    f"{path}: the first row {line[:60]!r} is not numbers: if it names the columns, set "
-                    f"'header: true' in {spec.label}"
-                ) from None
-            raise DataError(f"{path}, line {k + first + spec.skip_rows + 1}: not a number in {line[:80]!r}") from None
-    return table, names
+                f"{path}: the first row {line[:60]!r} is not numbers: if it names the columns, set "
+                f"'header: true' in {spec.label}"
+            ) from None
+        raise DataError(f"{path}, line {number}: not a number in {line[:80]!r}") from None
 
 
 def _values(table: np.ndarray, names: list[str] | None, column: ColumnSpec, path: Path, label: str) -> np.ndarray:

@@ -46,6 +46,10 @@ class RunResult:
     (the identifier's ``r2_threshold`` and the excitation's ``ramp_time`` shape the report).
     ``lockstep``: simulator node name -> its lockstep counts (`motor_ident.sim.lockstep.LockstepCounts`
     as a dict), for the simulators that ran in lockstep.
+    ``commands_published``: commands the controllers (feedforward, pwm_feedforward) published, by
+    their own count (node processes: their first /diagnostics after the run's end); None when no
+    controller was heard.
+    The recorder's own count (``recording.commands``) is what reached it, fewer on a busy machine.
     """
 
     scenario: str
@@ -57,6 +61,7 @@ class RunResult:
     identifier_summary: dict[str, object]
     settings: Mapping[str, Mapping[str, Any]]
     lockstep: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    commands_published: int | None = None
 
     def setting(self, node: str, name: str) -> Any:
         """The value of setting ``name`` of ``node`` in this run (None when the run did not start it)."""
@@ -119,7 +124,8 @@ def summarize(result: RunResult, *, settle: float = 1.0) -> dict[str, Any]:
         "condition_number": summary["condition_number"],
         "tracking_rmse_nominal": before,
         "tracking_rmse_identified": after,
-        "commands_published": rec.commands,
+        "commands_published": result.commands_published,
+        "commands_recorded": rec.commands,
         "command_step_max_at_switch": float(step[switching].max()) if switching.any() else None,
         "command_step_max_tracking": float(step[tracking].max()) if tracking.any() else None,
         "physically_consistent": summary["physically_consistent"],

@@ -18,6 +18,7 @@ Stored as NPZ with these arrays (N samples, n joints, c contacts)::
 
 from __future__ import annotations
 
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from numpy.typing import NDArray
 
 from motor_ident.errors import DataError
 from motor_ident.io.data import atomic_write
+from motor_ident.io.input_files import open_npz
 
 FloatArray = NDArray[np.float64]
 
@@ -119,9 +121,11 @@ def load_floating_record(path: str | Path) -> FloatingBaseRecord:
     """
     path = Path(path)
     try:
-        with np.load(path, allow_pickle=False) as data:
+        with open_npz(path) as data:
             arrays = {name: data[name] for name in data.files}
-    except (OSError, ValueError) as exc:
+    except DataError:
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise DataError(f"cannot read the floating-base record {path}: {exc}") from None
     required = ("t", "joint_names", "q", "contact_names", "wrench", "imu_quaternion", "imu_gyro", "imu_accelerometer")
     missing = [name for name in required if name not in arrays]

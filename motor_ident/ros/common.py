@@ -118,7 +118,7 @@ def run_node(node_class: Callable[..., Node], args: list[str] | None = None) -> 
     (`ManagedNode.fail`); the process goes on.
 
     Stopping (`motor_ident.ros.shutdown`): a signal while the node starts abandons the start and
-    the process exits 0; while it runs, SIGINT or SIGTERM is recorded (a Python handler; rclpy's
+    the process exits 0; while it runs, SIGINT, SIGTERM or SIGHUP is recorded (a Python handler; rclpy's
     own handlers are not installed), the loop sees it within one ``spin_once`` timeout (0.1 s) and
     tears down in order: a lifecycle node's deactivation (its safe output), executor, node (its DDS
     entities), context. A SIGTERM after the first request abandons the step that blocks; a

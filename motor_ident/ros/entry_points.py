@@ -1,7 +1,7 @@
 """The ``ros2 run motor_ident <node>`` entry points (setup.py's ``NODES``).
 
 Each installs the process's stop handling (`motor_ident.ros.shutdown`) before it imports its node's
-module, so a Ctrl-C or SIGTERM during those imports (rclpy, pinocchio, cvxpy: seconds on a busy
+module, so a Ctrl-C, SIGTERM or SIGHUP during those imports (rclpy, pinocchio, cvxpy: seconds on a busy
 machine) ends the process with exit code 0 and no KeyboardInterrupt traceback, then runs the
 module's ``main()``. Only the standard library is imported at module level.
 
@@ -32,12 +32,13 @@ MODULES = {
 
 def run(name: str, args: list[str] | None = None) -> None:
     """Install the stop handling, import node ``name``'s module and run its ``main(args)``."""
-    install()
     try:
+        install()  # raises when the supervisor it must not outlive has ended already
         module = importlib.import_module(MODULES[name])
         module.main(args)
     except StopRequested as stop:
         sys.stderr.write(f"[{name}] stopped by {stop} while starting\n")
+        install().finished()
 
 
 def sim_robot() -> None:

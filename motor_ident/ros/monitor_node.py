@@ -97,7 +97,10 @@ class MonitorNode(Node):
                 context=self.fox,
             )
         except RuntimeError as exc:  # foxglove raises RuntimeError when it cannot bind
-            raise ConfigError(f"node monitor: cannot serve on {settings.host}:{settings.port}: {exc}") from None
+            raise ConfigError(
+                f"node monitor: cannot serve on {settings.host}:{settings.port}: {exc}; choose another port "
+                "(parameter port, --port / --monitor-port; 0: any free port)"
+            ) from None
         self.port = int(self.server.port)
         self.url = f"ws://{settings.host}:{self.port}"
         reach = (
@@ -238,8 +241,9 @@ class MonitorNode(Node):
             self.destroy_publisher(publisher)
 
     def destroy_node(self) -> None:
-        """Stop the server, then the node."""
-        self.server.stop()
+        """Stop the server (none when the constructor could not start it), then the node."""
+        if "server" in vars(self):
+            self.server.stop()
         super().destroy_node()
 
 

@@ -6,12 +6,21 @@ The multi-process layout of `motor_ident.ros.runner.run_scenario` (``processes=T
 SIGINT; one still running after `STOP_GRACE_S` gets SIGTERM, then SIGKILL (reported: Fast DDS
 then leaves files in /dev/shm, removed by ``fastdds shm clean``). Each process writes its output
 to ``<log_dir>/<node>.log``; a process that exits early stops the run with its last log lines.
+
+The node processes cannot outlive the process that started them. `Forwarding`: SIGINT, SIGTERM or
+SIGHUP to the runner (Ctrl-C, a service manager's or container's stop, a closed terminal) is
+recorded, the runner's loops see it, and every node gets the same signal, then the escalation
+above (each stops with its safe output; the runner waits for them). And each node is started with
+`motor_ident.ros.shutdown.PARENT_ENV`: it asks the kernel for SIGTERM when the runner ends, so a
+runner killed by SIGKILL (or crashed) leaves no node running either.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +33,7 @@ from rclpy.node import Node, NodeNameNonExistentError
 
 from motor_ident.errors import ConfigError, NodeProcessError
 from motor_ident.io.demo_report import RunResult
+from motor_ident.ros.shutdown import PARENT_ENV, STOP_SIGNALS
 
 STOP_GRACE_S = 5.0  # after SIGINT (then SIGTERM) before the next, harder signal
 LOG_TAIL_LINES = 15
@@ -66,13 +76,70 @@ class ProcessRunResult(RunResult):
     processes: list[dict[str, Any]] = field(default_factory=list)
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """SIGINT, SIGTERM or SIGHUP ended a run with node processes before it was under way (the
+    nodes have been stopped). A KeyboardInterrupt, so code that handles Ctrl-C handles it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class Forwarding:
+    """While node processes run: `STOP_SIGNALS` to this process are recorded, never raised at an
+    arbitrary point (a ``Popen`` half done would lose its child, a teardown half done its nodes).
+
+    `install` (main thread only: elsewhere it does nothing) and `restore` (the previous handlers
+    back). A SIGHUP ignored from the start (``nohup``) stays ignored. `check` raises
+    `RunInterrupted` once a signal came; `stop_processes` sends the nodes the first one.
+    """
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self._previous: dict[int, Any] = {}
+
+    def install(self) -> Forwarding:
+        """Record `STOP_SIGNALS` from now on."""
+        if threading.current_thread() is threading.main_thread():
+            for signum in STOP_SIGNALS:
+                if signum != signal.SIGHUP or signal.getsignal(signum) != signal.SIG_IGN:
+                    self._previous[signum] = signal.signal(signum, self._record)
+        return self
+
+    def restore(self) -> None:
+        """The handlers from before `install`."""
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous.clear()
+
+    def _record(self, signum: int, _frame: object) -> None:
+        self.received.append(signum)
+
+    @property
+    def first(self) -> signal.Signals | None:
+        """The first signal received, if any."""
+        return signal.Signals(self.received[0]) if self.received else None
+
+    def check(self) -> None:
+        """Raises `RunInterrupted` once a signal came."""
+        if self.received:
+            raise RunInterrupted(self.received[0])
+
+
 class NodeProcess:
-    """One node started through its entry point, its output going to ``<log_dir>/<name>.log``."""
+    """One node started through its entry point, its output going to ``<log_dir>/<name>.log``.
+
+    The node stops (SIGTERM from the kernel) when the thread that starts it ends: started from the
+    main thread, when this process ends (`motor_ident.ros.shutdown.PARENT_ENV`); started from another
+    thread, it is not tied to it (that thread may end before the run does).
+    """
 
     def __init__(self, name: str, command: list[str], log: Path, env: dict[str, str]) -> None:
         self.name = name
         self.log = log
         self._log_file = open(log, "wb")  # noqa: SIM115 -- closed in `close`, after the process ended
+        if threading.current_thread() is threading.main_thread():
+            env = {**env, PARENT_ENV: str(os.getpid())}
         self.popen = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=self._log_file, stderr=subprocess.STDOUT, env=env
         )
@@ -126,9 +193,12 @@ class NodeProcess:
         self._log_file.close()
 
 
-def stop_processes(processes: Sequence[NodeProcess], grace: float = STOP_GRACE_S) -> None:
-    """End the running ones: SIGINT to all at once; SIGTERM after ``grace`` seconds; SIGKILL after another."""
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+def stop_processes(
+    processes: Sequence[NodeProcess], grace: float = STOP_GRACE_S, first: signal.Signals = signal.SIGINT
+) -> None:
+    """End the running ones: ``first`` (SIGINT, or the signal the runner got) to all at once;
+    SIGTERM after ``grace`` seconds; SIGKILL after another."""
+    for sig in dict.fromkeys((first, signal.SIGTERM, signal.SIGKILL)):
         running = [p for p in processes if p.popen.poll() is None]
         if not running:
             break
@@ -152,11 +222,15 @@ def spin_until(
     children: Sequence[NodeProcess],
     timeout: float,
     failure: Callable[[], str] | None,
+    forwarding: Forwarding | None = None,
 ) -> None:
     """Spin until ``done()``; raise a `NodeProcessError` with ``failure()`` after ``timeout`` seconds
-    (just return when ``failure`` is None), or the error of a child that exited."""
+    (just return when ``failure`` is None), the error of a child that exited, or `RunInterrupted`
+    when ``forwarding`` received a signal."""
     deadline = time.monotonic() + timeout
     while not done():
+        if forwarding is not None:
+            forwarding.check()
         raise_on_exit(children)
         if time.monotonic() > deadline:
             if failure is None:
@@ -196,10 +270,12 @@ def change_states(
     targets: Sequence[tuple[str, NodeProcess]],
     transition: str,
     timeout: float,
+    forwarding: Forwarding | None = None,
 ) -> None:
     """Lifecycle ``transition`` (``configure`` or ``activate``) of managed nodes, all at once,
     through their ``<node>/change_state`` services (lifecycle_msgs), as launch's ``LifecycleNode``
-    actions do. ``targets``: (fully qualified node name, its process).
+    actions do. ``targets``: (fully qualified node name, its process); ``forwarding`` as in
+    `spin_until`.
 
     A request unanswered after `RETRY_S` is followed by a ``get_state`` request: a node already in
     the transition's goal state counts as done (its answer was lost), one still in the start state
@@ -210,6 +286,7 @@ def change_states(
         ConfigError: a node refused to configure (its ``refusing to configure:`` log line).
         NodeProcessError: a service did not appear or answer within ``timeout`` seconds, a
             transition failed otherwise, or a process exited.
+        RunInterrupted: ``forwarding`` received a signal.
     """
     from lifecycle_msgs.msg import Transition
     from lifecycle_msgs.srv import ChangeState, GetState
@@ -229,13 +306,14 @@ def change_states(
             children,
             timeout,
             lambda: f"no lifecycle services of {[n for n in changes if not changes[n].service_is_ready()]}",
+            forwarding,
         )
 
         def request(name: str) -> Any:
             return changes[name].call_async(ChangeState.Request(transition=Transition(id=ids[transition])))
 
         def wait_all(pending: list[Any], seconds: float) -> None:
-            spin_until(lambda: all(future.done() for future in pending), executor, children, seconds, None)
+            spin_until(lambda: all(future.done() for future in pending), executor, children, seconds, None, forwarding)
 
         futures = {name: request(name) for name in changes}
         answered: dict[str, bool] = {}  # name -> success

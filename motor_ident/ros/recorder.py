@@ -7,6 +7,7 @@ reads the same summary from an identifier in this process.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -130,6 +131,7 @@ class RunWatcher(Node):
     """
 
     IDENTIFIER_STATUS = "motor_ident: identifier"
+    CONTROLLER_STATUSES = ("motor_ident: feedforward", "motor_ident: pwm_feedforward")
     SIMULATOR_STATUSES = {"motor_ident: sim_robot": "sim_robot", "motor_ident: elastic_sim": "elastic_sim"}
 
     def __init__(self, **kwargs: Any) -> None:
@@ -142,6 +144,8 @@ class RunWatcher(Node):
         self.parameter_names: list[str] = []
         self.clock = 0.0
         self.lockstep: dict[str, dict[str, Any]] = {}  # simulator node -> its lockstep counts
+        self.controller_commands: dict[str, int] = {}  # controller status name -> commands it published
+        self.controller_reports = 0  # controller statuses received
         self._names_future: Any = None
         self.create_subscription(Clock, "/clock", self._on_clock, 10)
         self.create_subscription(Bool, "identifier/gate_open", self._on_gate, LATCHED_QOS)
@@ -167,6 +171,11 @@ class RunWatcher(Node):
             if status.name == self.IDENTIFIER_STATUS:
                 self.reason = status.message
                 self.values = {kv.key: kv.value for kv in status.values}
+            elif status.name in self.CONTROLLER_STATUSES:
+                published = {kv.key: kv.value for kv in status.values}.get("commands_published")
+                if published is not None:
+                    self.controller_commands[status.name] = int(published)
+                    self.controller_reports += 1
             elif status.name in self.SIMULATOR_STATUSES:
                 counts = status_counts({kv.key: kv.value for kv in status.values})
                 if counts is not None:
@@ -225,6 +234,15 @@ def no_identifier_summary() -> dict[str, object]:
         "theta": None,
         "parameter_names": [],
     }
+
+
+def controller_commands(nodes: Mapping[str, Node]) -> int | None:
+    """Commands published by the run's controllers (feedforward, pwm_feedforward), by their own counts;
+    None without one."""
+    counts = [getattr(node, "commands_published", None) for name, node in nodes.items() if name == "feedforward"]
+    counts += [getattr(node, "published", None) for name, node in nodes.items() if name == "pwm_feedforward"]
+    known = [int(c) for c in counts if c is not None]
+    return sum(known) if known else None
 
 
 def identifier_summary(node: Node) -> dict[str, object]:

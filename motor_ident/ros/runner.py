@@ -12,16 +12,20 @@ rqt would, and runs them until the simulated robot's ``duration`` has passed. Tw
   (`motor_ident.ros.processes`: how they are started, watched and stopped); only the `Recorder`
   stays in the calling process. This is the layout on a robot, where the ros2_control hardware
   interface is another process too. The simulated robot starts last, once every other node has
-  created its topics, so lockstep begins with every node listening. Ctrl-C (the terminal's SIGINT
-  reaches the nodes too) ends the run early with what was recorded. In lockstep the simulated
-  robot waits for the feedforward's command only: the identifier, not in that loop, has to keep
-  up with the simulated rate on its own (its deep state queue rides out its refits).
+  created its topics, so lockstep begins with every node listening. Ctrl-C, SIGTERM or SIGHUP
+  ends the run early with what was recorded: the runner sends its nodes the same signal and waits
+  for them to stop (each with its safe output); before the run is under way it stops them and
+  raises `motor_ident.ros.processes.RunInterrupted`. A node never outlives the runner, even one
+  killed by SIGKILL (`motor_ident.ros.processes`). In lockstep the simulated robot waits for the
+  feedforward's command only: the identifier, not in that loop, has to keep up with the simulated
+  rate on its own (its deep state queue rides out its refits).
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -40,6 +44,7 @@ from motor_ident.ros.common import NODE_EXECUTOR, make_executor
 from motor_ident.ros.lifecycle import ManagedNode, activate, configure, managing
 from motor_ident.ros.lockstep import node_counts
 from motor_ident.ros.processes import (
+    Forwarding,
     NodeProcess,
     ProcessRunResult,
     change_states,
@@ -50,7 +55,13 @@ from motor_ident.ros.processes import (
     spin_until,
     stop_processes,
 )
-from motor_ident.ros.recorder import Recorder, RunWatcher, identifier_summary, no_identifier_summary
+from motor_ident.ros.recorder import (
+    Recorder,
+    RunWatcher,
+    controller_commands,
+    identifier_summary,
+    no_identifier_summary,
+)
 from motor_ident.scenario.loader import find_scenario, load_scenario
 from motor_ident.schema import flatten
 
@@ -160,6 +171,8 @@ def run_scenario(
             range (`motor_ident.scenario.loader.load_scenario`'s message, before any node starts).
         NodeProcessError: a node process did not come up or exited during the run (with the end
             of its log).
+        RunInterrupted: (``processes``) SIGINT, SIGTERM or SIGHUP before the run was under way;
+            every node process has been stopped.
     """
     default_dds_environment()
     limit_blas_threads()
@@ -281,6 +294,7 @@ def _run_in_process(plan: _Plan, progress: Callable[[RunResult], None] | None) -
                 identifier_summary=no_identifier_summary() if identifier is None else identifier_summary(identifier),
                 settings=plan.settings,
                 lockstep={n: c for n in plan.simulators if (c := node_counts(nodes[n])) is not None},
+                commands_published=controller_commands(nodes),
             )
 
         def finished() -> bool:
@@ -315,6 +329,7 @@ def _run_as_processes(
     context = rclpy.Context()
     rclpy.init(context=context)
     recorder = watcher = executor = None
+    forwarding = Forwarding().install()  # before the first node starts; restored once the last has ended
     try:
         recorder = Recorder(plan.joints, keep_series=plan.keep_series, context=context)
         watcher = RunWatcher(context=context)
@@ -331,10 +346,12 @@ def _run_as_processes(
             children,
             startup_timeout,
             lambda: "node processes did not come up: " + not_up(recorder, children, others),
+            forwarding,
         )
         managed = [(f"/{child.name}", child) for child in children if is_managed(child.name)]
         for transition in ("configure", "activate"):  # as the launch files do: every one configured first
-            change_states(recorder, executor, children, managed, transition, startup_timeout)
+            change_states(recorder, executor, children, managed, transition, startup_timeout, forwarding)
+        forwarding.check()
         for name in plan.simulators:
             start(name)
         spin_until(
@@ -343,6 +360,7 @@ def _run_as_processes(
             children,
             startup_timeout,
             lambda: "no joint_states from the simulated robot: " + not_up(recorder, children, plan.simulators),
+            forwarding,
         )
         begin = time.monotonic()
 
@@ -359,6 +377,7 @@ def _run_as_processes(
                 identifier_summary=watcher.summary() if "identifier" in plan.nodes else no_identifier_summary(),
                 settings=plan.settings,
                 lockstep=dict(watcher.lockstep),
+                commands_published=sum(watcher.controller_commands.values()) if watcher.controller_commands else None,
                 log_dir=log_dir,
                 processes=[child.report() for child in children],
             )
@@ -373,20 +392,23 @@ def _run_as_processes(
             return stalled or max(recorder.sim_time, watcher.clock) >= plan.duration
 
         def check() -> None:
-            if context.ok():  # after Ctrl-C the nodes end on the terminal's SIGINT: no failure
-                raise_on_exit(children)
+            forwarding.check()  # before a node's exit is taken for a failure: a terminal's Ctrl-C reaches it too
+            raise_on_exit(children)
             watcher.poll_parameter_names()
 
         if _spin_run(context, executor, finished, plan.wall_timeout, progress, result, check):
             if "identifier" in plan.nodes:
                 spin_until(watcher.poll_parameter_names, executor, children, 2.0, None)
+            reports = watcher.controller_reports  # the controllers' counts as the run ends: their next report
+            spin_until(lambda: watcher.controller_reports > reports, executor, children, 2.0, None)
         else:
-            for child in children:  # they got the terminal's signal too
+            for child in children:  # stopped on a signal to the runner (or the terminal's, which they got too)
                 child.stopped_with = child.stopped_with or "interrupted"
-        stop_processes(children)
+        stop_processes(children, first=forwarding.first or signal.SIGINT)
         return result()
     finally:
-        stop_processes(children)
+        stop_processes(children, first=forwarding.first or signal.SIGINT)
+        forwarding.restore()
         if executor is not None:
             executor.shutdown()
         for node in (recorder, watcher):
@@ -407,8 +429,9 @@ def _spin_run(
     """Spin until ``finished()`` or ``wall_timeout`` seconds, then 0.2 s more for the last messages.
 
     Calls ``progress(result())`` about twice a second and ``check()`` (which may raise) after
-    every spin. Returns False when Ctrl-C or SIGTERM (rclpy's signal handlers shut the context
-    down) ended the run early: the caller then returns what was recorded so far.
+    every spin. Returns False when Ctrl-C (KeyboardInterrupt), a signal ``check`` reports
+    (`motor_ident.ros.processes.RunInterrupted`) or a context shut down ended the run early: the
+    caller then returns what was recorded so far.
     """
     from rclpy.executors import ExternalShutdownException
 

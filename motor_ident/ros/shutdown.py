@@ -5,14 +5,21 @@
 participant leaves its shared-memory files in /dev/shm. `ProcessStop` makes every stop end the
 process before either escalates:
 
-- while the process starts (imports, robot model, the node's constructor) SIGINT or SIGTERM
-  raises `StopRequested` in the main thread: start-up is abandoned, what exists is torn down and
-  the process exits 0 (no KeyboardInterrupt traceback);
-- while it runs, the first SIGINT or SIGTERM is recorded: the spin loop sees it and tears down
-  in order. A repeated SIGINT (``ros2 launch`` forwards the terminal's Ctrl-C a second time)
-  changes nothing; a SIGTERM after it raises `StopRequested`, which abandons the step that blocks
-  (a callback, ``destroy_node``) and teardown goes on with the next; between teardown steps a
-  signal is only recorded (it would otherwise end the teardown code itself);
+- while the process starts (imports, robot model, the node's constructor) the first SIGINT,
+  SIGTERM or SIGHUP raises `StopRequested` in the main thread: start-up is abandoned, what exists
+  is torn down and the process exits 0 (no KeyboardInterrupt traceback);
+- while it runs, the first SIGINT, SIGTERM or SIGHUP (a closed terminal) is recorded: the spin
+  loop sees it and tears down in order. A repeated SIGINT or SIGHUP changes nothing: Ctrl-C in a
+  terminal running ``ros2 launch`` reaches every process of the foreground group, so each node
+  gets the terminal's SIGINT and then launch's, 0-300 ms apart (``motor-ident run --processes``
+  forwards its own too). A SIGTERM after the first request raises `StopRequested`, which abandons
+  the step that blocks (a callback, ``destroy_node``) and teardown goes on with the next; between
+  teardown steps a signal is only recorded (it would otherwise end the teardown code itself);
+- once teardown is over (`ProcessStop.finished`) SIGINT and SIGHUP are ignored: the interpreter's
+  exit still takes a few hundred milliseconds, and Python gives the default handlers back while
+  it exits, so a repeated Ctrl-C then killed a node that had stopped cleanly (exit status -2,
+  "process has died" in launch's output, 130 in a shell). SIGTERM keeps its handler, then its
+  default: launch's escalation still ends an exit that hangs;
 - a watchdog thread starts with the first request: after `DUMP_AFTER_S` it writes the stack of
   every thread to stderr (`faulthandler`) and sends the main thread SIGTERM itself (as launch
   would at 5 s), again every `NUDGE_EVERY_S` while teardown goes on; after `EXIT_AFTER_S` a
@@ -30,12 +37,20 @@ writes every thread's stack and exits the process (code 1) `BACKSTOP_AFTER_S` af
 A main thread that holds the lock from before the signal arrives stops the listener as well; only
 launch's SIGKILL ends it (what remains: a deadlock inside a library while the node runs).
 
+A node started by a supervisor that must not outlive it (``motor-ident run --processes``,
+`motor_ident.ros.processes.NodeProcess`) finds the supervisor's process id in `PARENT_ENV`: at
+installation it asks the kernel for SIGTERM when that process ends (Linux ``prctl(PR_SET_PDEATHSIG)``,
+so even a SIGKILLed supervisor stops its nodes, each with its safe output), then checks that the
+supervisor is still its parent: one that died before the request would send no signal, and the
+node stops at once instead. ``ros2 launch`` sets nothing: launch's nodes keep its behaviour.
+
 Only the standard library is imported here: the entry points (`motor_ident.ros.entry_points`)
 install it before the node's heavy imports.
 """
 
 from __future__ import annotations
 
+import ctypes
 import faulthandler
 import itertools
 import os
@@ -43,7 +58,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import Literal, TextIO
 
 DUMP_AFTER_S = 3.0
@@ -57,6 +72,11 @@ BACKSTOP_AFTER_S = 7.5
 when not even the watchdog thread could run (the runner's SIGKILL comes at 10 s)."""
 EXIT_BLOCKED = 124
 """Exit code of a process the watchdog ended (as timeout(1) reports a command it stopped)."""
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""The signals that ask a node to stop (SIGHUP: its terminal closed)."""
+PARENT_ENV = "MOTOR_IDENT_PARENT_PID"
+"""Environment variable naming the process id of the supervisor a node must not outlive."""
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 Phase = Literal["starting", "running", "stopping", "exiting"]
 
@@ -93,9 +113,11 @@ class ProcessStop:
         self._step: str | None = None  # the teardown step running, if any
 
     def install(self) -> ProcessStop:
-        """Handle SIGINT and SIGTERM with this object (main thread only)."""
-        signal.signal(signal.SIGINT, self._on_signal)
-        signal.signal(signal.SIGTERM, self._on_signal)
+        """Handle `STOP_SIGNALS` with this object (main thread only); a SIGHUP ignored from the
+        start (``nohup``) stays ignored."""
+        for signum in STOP_SIGNALS:
+            if signum != signal.SIGHUP or signal.getsignal(signum) != signal.SIG_IGN:
+                signal.signal(signum, self._on_signal)
         read, write = os.pipe()
         os.set_blocking(write, False)  # the C handler must never block on it
         signal.set_wakeup_fd(write, warn_on_full_buffer=False)
@@ -112,8 +134,12 @@ class ProcessStop:
         self._start_watchdog()
 
     def finished(self) -> None:
-        """Teardown is over: signals change nothing more; the watchdog still bounds the interpreter's exit."""
+        """Teardown is over: signals change nothing more (SIGINT and SIGHUP ignored from now, also
+        while the interpreter exits); the watchdog still bounds the interpreter's exit."""
         self.phase = "exiting"
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGHUP):
+                signal.signal(signum, signal.SIG_IGN)
 
     def step(self, name: str, action: Callable[[], object]) -> None:
         """Run one teardown step; a `StopRequested` abandons it (recorded) and teardown goes on."""
@@ -133,11 +159,33 @@ class ProcessStop:
         again = bool(self.requests)
         self.requests.append(signum)
         self._start_watchdog()
-        if self.phase == "starting" or (again and signum == signal.SIGTERM and self._may_interrupt()):
+        if self.phase == "starting" and not again:
+            raise StopRequested(signum)
+        if again and signum == signal.SIGTERM and (self.phase == "starting" or self._may_interrupt()):
             raise StopRequested(signum)
 
+    def follow_parent(self, environ: MutableMapping[str, str] | None = None) -> None:
+        """SIGTERM from the kernel when the process `PARENT_ENV` names ends (removed from the
+        environment, so nothing this process starts inherits it); does nothing without it.
+
+        Raises:
+            StopRequested: that process ended already (no signal would come).
+        """
+        value = (os.environ if environ is None else environ).pop(PARENT_ENV, None)
+        if value is None:
+            return
+        if not value.isdigit():
+            self._write(f"{PARENT_ENV}={value!r} is not a process id: this node does not stop with its parent")
+            return
+        if not set_parent_death_signal(signal.SIGTERM):
+            self._write("no parent-death signal on this system: this node does not stop with its parent")
+            return
+        if os.getppid() != int(value):  # the parent ended before the request: no signal will come
+            self._write(f"parent process {value} ended before this node started: stopping")
+            self._on_signal(signal.SIGTERM, None)
+
     def _listen(self, fd: int) -> None:
-        """Daemon thread: starts the watchdog when SIGINT or SIGTERM arrives, whatever the main thread does."""
+        """Daemon thread: starts the watchdog when a stop signal arrives, whatever the main thread does."""
         while True:
             try:
                 received = os.read(fd, 64)
@@ -147,7 +195,7 @@ class ProcessStop:
                 return
             if not received:
                 return
-            if signal.SIGINT in received or signal.SIGTERM in received:
+            if any(signum in received for signum in STOP_SIGNALS):
                 self._start_watchdog()
 
     def _start_watchdog(self) -> None:
@@ -191,11 +239,32 @@ def _fileno(stream: TextIO) -> int | None:
         return None
 
 
+def set_parent_death_signal(signum: int) -> bool:
+    """Ask the kernel to send ``signum`` to this process when its parent ends (Linux
+    ``prctl(PR_SET_PDEATHSIG)``, through ctypes); whether it took.
+
+    The kernel sends it when the parent's *thread* that started this process ends: a supervisor
+    starts its nodes from its main thread."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
 _installed: list[ProcessStop] = []
 
 
 def install() -> ProcessStop:
-    """This process's `ProcessStop`, installed on first use (the entry point's, when it made one)."""
+    """This process's `ProcessStop`, installed on first use (the entry point's, when it made one),
+    following the parent `PARENT_ENV` names.
+
+    Raises:
+        StopRequested: that parent ended already.
+    """
     if not _installed:
         _installed.append(ProcessStop().install())
+        _installed[0].follow_parent()
     return _installed[0]

@@ -180,3 +180,18 @@ def test_a_lost_scheduler_is_said_once_and_the_rerun_resumes(
     assert f"{ROBOTS * DAYS - stored} recordings identified, {stored} already in the store" in again.stdout
     frame = pd.read_parquet(store / "rows")
     assert len(frame) == ROBOTS * DAYS and frame["key"].is_unique
+
+
+def test_a_copy_under_the_same_robot_is_one_row_and_not_counted_twice(
+    fleet: tuple[Path, dict[str, Any]], client: Any, tmp_path: Path
+) -> None:
+    """The same file twice under one robot: one row, 1 identified and 1 copy (the summary used to say 2 identified)."""
+    root = tmp_path / "fleet" / "robot_00"
+    root.mkdir(parents=True)
+    shutil.copy(fleet[0] / "robot_00" / "day_000.npz", root / "day_000.npz")
+    shutil.copy(fleet[0] / "robot_00" / "day_000.npz", root / "again.npz")
+    recordings = find_recordings([root.parent], robot_config="valkyrie_arm", robot_map=None)
+    store = ParameterStore(tmp_path / "store")
+    summary = identify_fleet(recordings, IdentifySettings(), store, client, timeout=RESULT_TIMEOUT_S)
+    assert (summary.identified, summary.copies, summary.skipped, summary.failed) == (1, 1, 0, [])
+    assert len(store) == 1

@@ -6,9 +6,11 @@ sourced ROS 2 provides them otherwise) and skip without them. Each run builds on
 colcon install (`ament_install`), starts ``ros2launch.api.launch_a_launch_file`` in a
 subprocess with the documented arguments, checks from a probe node in this process which nodes
 are on the graph, that messages flow on the scenario's topics (a few seconds of them) and that
-each node reports the parameters of the file it was given, then stops the launch with SIGINT, as
-Ctrl-C in a terminal does: every node has to finish cleanly (exit code 0) before launch escalates
-to SIGTERM, and the launch process has to exit 0.
+each node reports the parameters of the file it was given, then stops the launch with SIGINT: most
+cases as Ctrl-C in a terminal does, to the whole process group (launch and every node get it, and
+each node gets launch's own SIGINT a moment later), the others to launch alone (what a supervisor
+that signals only launch does). Either way every node has to finish cleanly (exit code 0) before
+launch escalates to SIGTERM, and the launch process has to exit 0.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 import yaml
@@ -194,6 +196,9 @@ FLOW_TIMEOUT = 60.0  # [s] until the first message on each topic
 FLOW_WINDOW = 3.0  # [s] of messages counted per topic
 EXIT_TIMEOUT = 40.0  # [s] launch gives its nodes 5 s after SIGINT, then SIGTERM, then SIGKILL 10 s later
 
+Stop = Literal["group", "launch"]
+"""How a launch test stops launch: SIGINT to its process group (a terminal's Ctrl-C) or to launch alone."""
+
 STARTED = re.compile(r"\[INFO\] \[(?P<name>[a-z_]+)-\d+\]: process started with pid \[(?P<pid>\d+)\]")
 FINISHED = re.compile(r"\[INFO\] \[(?P<name>[a-z_]+)-\d+\]: process has finished cleanly")
 ESCALATED = re.compile(r"sending signal '(SIGTERM|SIGKILL)'|process has died")
@@ -211,6 +216,7 @@ class LaunchRun:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
+            start_new_session=True,  # its own process group, as a terminal's foreground job has
         )
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -232,10 +238,14 @@ class LaunchRun:
         """Process id of each node launch started, by executable name."""
         return {m["name"]: int(m["pid"]) for _, line in self.lines if (m := STARTED.search(line))}
 
-    def interrupt(self) -> tuple[int, float, dict[str, float]]:
-        """Ctrl-C: SIGINT to launch; its exit code, its stop time and each node's [s] after the signal."""
+    def interrupt(self, stop: Stop) -> tuple[int, float, dict[str, float]]:
+        """SIGINT to the process group (``group``: Ctrl-C in a terminal) or to launch alone
+        (``launch``); launch's exit code, its stop time and each node's [s] after the signal."""
         sent = time.monotonic()
-        self.process.send_signal(signal.SIGINT)
+        if stop == "group":
+            os.killpg(self.process.pid, signal.SIGINT)
+        else:
+            self.process.send_signal(signal.SIGINT)
         code = self.process.wait(timeout=EXIT_TIMEOUT)
         stopped = time.monotonic() - sent
         self._reader.join(timeout=10.0)
@@ -338,6 +348,7 @@ class Case:
     # params_file:=<a copy of this scenario with these values changed>: {node: {parameter: value}}
     edited: tuple[str, dict[str, dict[str, Any]]] | None = None
     reported: dict[str, dict[str, Any]] = field(default_factory=dict)  # parameters the nodes report
+    stop: Stop = "group"
 
 
 IDENTIFICATION = frozenset({"sim_robot", "identifier", "feedforward", "excitation"})
@@ -386,6 +397,7 @@ CASES = {
             "identifier": {"window_duration": 3.21, "use_sim_time": False},
             "feedforward": {"blend_rate": 12.5, "use_sim_time": False},
         },
+        stop="launch",
     ),
     "icub_torso-default": Case(
         "icub_torso.launch.py",
@@ -405,6 +417,7 @@ CASES = {
             "identifier": {"robot": "icub_torso", "window_duration": 3.21, "use_sim_time": False},
             "decoupler": {"motor_states_at_rotor": True, "use_sim_time": False},
         },
+        stop="launch",
     ),
     "xin_bench-default": Case(
         "xin_bench.launch.py",
@@ -427,6 +440,7 @@ CASES = {
         silent=("effort_controller/commands",),
         edited=("xin_bench", {"vrec_controller": {"torque_limit": [123.0]}}),
         reported={"vrec_controller": {"torque_limit": [123.0]}},
+        stop="launch",
     ),
 }
 
@@ -486,8 +500,9 @@ def _check_content(topic: str, msg: Any) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(CASES))
 def test_launch_runs_publishes_and_stops_cleanly(name: str, ament_install, tmp_path: Path) -> None:
-    """The launch starts the expected nodes with the given parameter file, messages flow, and Ctrl-C
-    ends every node cleanly (exit code 0) and launch with exit code 0."""
+    """The launch starts the expected nodes with the given parameter file, messages flow, and SIGINT
+    (to the process group as Ctrl-C in a terminal sends it, or to launch alone) ends every node
+    cleanly (exit code 0) and launch with exit code 0."""
     case = CASES[name]
     arguments = list(case.arguments)
     if case.edited is not None:
@@ -512,7 +527,7 @@ def test_launch_runs_publishes_and_stops_cleanly(name: str, ament_install, tmp_p
         started = run.started()
         assert set(started) == case.nodes, f"started {sorted(started)}"
         assert not (case.absent & probe.node_names())
-        code, stopped, finished = run.interrupt()
+        code, stopped, finished = run.interrupt(case.stop)
     finally:
         run.stop()
         probe.close()
@@ -520,7 +535,12 @@ def test_launch_runs_publishes_and_stops_cleanly(name: str, ament_install, tmp_p
     assert code == 0, f"launch exited with {code}\n{log}"
     assert set(finished) == case.nodes, f"not finished cleanly: {sorted(case.nodes - set(finished))}\n{log}"
     assert not ESCALATED.search(log), log
-    MEASURED[name] = {"messages": {t: counts[t] for t in case.flowing}, "stop_s": stopped, "nodes_s": finished}
+    MEASURED[name] = {
+        "stop": case.stop,
+        "messages": {t: counts[t] for t in case.flowing},
+        "stop_s": stopped,
+        "nodes_s": finished,
+    }
     print(f"\n{name}: {MEASURED[name]}")
 
 
@@ -533,7 +553,8 @@ MANAGED["xin_bench.launch.py"] = ("vrec_controller",)
 @pytest.mark.parametrize("file", list(MANAGED))
 def test_autostart_false_leaves_managed_nodes_unconfigured(file: str, ament_install) -> None:
     """``autostart:=false``: every managed node comes up and stays unconfigured (lifecycle_msgs
-    get_state), nothing is commanded while the simulated robot runs, and Ctrl-C ends every node cleanly."""
+    get_state), nothing is commanded while the simulated robot runs, and Ctrl-C (SIGINT to the
+    process group) ends every node cleanly."""
     from lifecycle_msgs.srv import GetState
 
     topics = ["effort_controller/commands"]
@@ -552,7 +573,7 @@ def test_autostart_false_leaves_managed_nodes_unconfigured(file: str, ament_inst
             assert probe.spin_until(future.done, 30.0), f"{name}: get_state not answered"
             states[name] = future.result().current_state.label
         counts = probe.count(FLOW_WINDOW)
-        code, _, finished = run.interrupt()
+        code, _, finished = run.interrupt("group")
     finally:
         run.stop()
         probe.close()

@@ -116,3 +116,30 @@ def test_parameters_refused_by_default_and_set_when_enabled(ros) -> None:
         assert ros.spin_until(lambda: "set" in client.parameter_values, 20.0, each=lambda: client.receive(0.01))
     assert probe.get_parameter("gain").value == 2.0
     assert client.parameter_values["set"][0]["value"] == 2.0
+
+
+def test_a_port_in_use_is_one_line_and_exit_2(tmp_path) -> None:
+    """``motor-ident monitor --port P`` with P taken: one line naming the address and what to do,
+    exit code 2 (the half-built node's ``destroy_node`` used to end it in an AttributeError
+    traceback, exit code 1)."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [str(Path(sys.executable).parent / "motor-ident"), "monitor", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "RCUTILS_COLORIZED_OUTPUT": "0"},
+            check=False,
+        )
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    assert done.returncode == 2, done.stderr
+    assert len(lines) == 1 and f"cannot serve on 127.0.0.1:{port}" in lines[0] and "another port" in lines[0], lines

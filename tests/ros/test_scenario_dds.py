@@ -46,7 +46,12 @@ def test_no_nonfinite_command_and_every_state_answered(demo_run) -> None:
     rec = demo_run.recording
     assert rec.nonfinite_commands == 0
     assert rec.states == len(rec.state)
-    assert rec.commands >= 0.95 * rec.states > 0
+    answered = demo_run.lockstep["sim_robot"]["answered"]  # commands the simulator stepped on
+    assert demo_run.commands_published >= answered >= 0.95 * rec.states > 0
+    # the recorder in this process may miss commands while the cores are busy (8,369 of 10,005 seen
+    # on a loaded machine): the summary counts what feedforward published, and says what reached it
+    assert summarize(demo_run)["commands_published"] == demo_run.commands_published
+    assert summarize(demo_run)["commands_recorded"] == rec.commands <= demo_run.commands_published
 
 
 def test_identified_parameters_predict_the_truth(demo_run) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
-from motor_ident.errors import ConfigError, ModelError
+from motor_ident.errors import ConfigError, DataError, ModelError
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -261,17 +261,65 @@ def forward_dynamics(robot: RobotModel, data: pin.Data, q: ArrayLike, v: ArrayLi
     return robot.from_pin_v(a)
 
 
+def position_limits(robot: RobotModel) -> tuple[FloatArray, FloatArray, NDArray[np.bool_]]:
+    """The URDF's position limits, lower (n,) and upper (n,) [rad or m], and which joints have them:
+    not continuous, both finite, lower < upper (a URDF without limits leaves pinocchio's defaults)."""
+    lower = robot.model.lowerPositionLimit[robot.q_index]
+    upper = robot.model.upperPositionLimit[robot.q_index]
+    limited = ~robot.continuous & np.isfinite(lower) & np.isfinite(upper) & (upper > lower)
+    return lower, upper, limited
+
+
+def positions_beyond_limits(robot: RobotModel, q: ArrayLike, *, factor: float = 2.0) -> list[str]:
+    """Joints whose positions reach farther beyond a URDF limit than ``factor`` times the limited range.
+
+    No robot moves a joint there: such positions are in other units (degrees, encoder counts) or
+    the URDF's limits are wrong. With the default 2, the positions of a flagged joint span at least
+    three times its range; a calibration offset or a joint pressed past its stop is not flagged.
+
+    Args:
+        robot: the model (its URDF limits).
+        q: positions (N, n) [rad or m].
+
+    Returns:
+        One phrase per flagged joint: ``elbow reaches 70 (URDF limits -2.17 to 2.17)``.
+    """
+    q = np.asarray(q, dtype=float)
+    lower, upper, limited = position_limits(robot)
+    width = upper - lower
+    low, high = q.min(axis=0), q.max(axis=0)
+    out = []
+    for j in np.flatnonzero(limited & ((low < lower - factor * width) | (high > upper + factor * width))):
+        extreme = low[j] if lower[j] - low[j] > high[j] - upper[j] else high[j]
+        out.append(f"{robot.joint_names[j]} reaches {extreme:.4g} (URDF limits {lower[j]:.4g} to {upper[j]:.4g})")
+    return out
+
+
+def check_positions_in_reach(robot: RobotModel, q: ArrayLike) -> None:
+    """Refuse positions far outside the URDF's limits (`positions_beyond_limits`), naming the joints.
+
+    A refusal, not a warning: a fit of such data is meaningless (an R2 of -4 on positions in
+    degrees), and the cure is the recording's units.
+
+    Raises:
+        DataError: one line: each joint, how far it reaches, its limits, and the likely units.
+    """
+    far = positions_beyond_limits(robot, q)
+    if far:
+        raise DataError(
+            f"positions far outside the URDF's limits [rad or m]: {'; '.join(far)}. Degrees? Encoder counts? "
+            "Convert them (a data spec's 'unit: deg' or 'scale'), or correct the URDF's limits"
+        )
+
+
 def random_states(robot: RobotModel, rng: np.random.Generator, count: int) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Random joint states for identifiability studies and tests.
 
     Positions are uniform within the joint limits (within [-pi, pi] where unlimited), velocities
     and accelerations standard normal. Returns q, v, a, each of shape (count, n).
     """
-    lower = robot.model.lowerPositionLimit[robot.q_index]
-    upper = robot.model.upperPositionLimit[robot.q_index]
-    unlimited = (
-        robot.continuous | ~np.isfinite(lower) | ~np.isfinite(upper) | (upper - lower > 2 * np.pi) | (upper <= lower)
-    )
+    lower, upper, limited = position_limits(robot)
+    unlimited = ~limited | (upper - lower > 2 * np.pi)
     lower = np.where(unlimited, -np.pi, lower)
     upper = np.where(unlimited, np.pi, upper)
     q = rng.uniform(lower, upper, size=(count, robot.n))

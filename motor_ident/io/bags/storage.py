@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mmap
 import struct
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,6 +18,7 @@ from rosbags.rosbag2.storage_mcap import decompress
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from motor_ident.io.bags.series import BagError, CorruptBagError
+from motor_ident.schema import MAX_YAML_BYTES
 
 FloatArray = NDArray[np.float64]
 
@@ -80,6 +82,12 @@ def _resolve_storage(path: Path) -> tuple[Path, str, list[Path], list[str]]:
             raise BagError(f"{path} holds no .mcap or .db3 file: not a rosbag2 directory")
         storage = "mcap" if mcaps else "sqlite3"
         if (path / "metadata.yaml").is_file():
+            size = (path / "metadata.yaml").stat().st_size
+            if size > MAX_YAML_BYTES:  # rosbags reads it whole
+                raise CorruptBagError(
+                    f"{path}: metadata.yaml is {size / 1024**2:.4g} MiB, larger than the {MAX_YAML_BYTES // 1024**2} "
+                    "MiB a YAML file may be: damaged (`ros2 bag reindex` writes a new one)"
+                )
             return path, storage, files, notes
         if len(files) > 1:
             raise BagError(
@@ -154,11 +162,24 @@ def _scan_mcap(
     Schema 0x03, Channel 0x04, Message 0x05, Chunk 0x06 (holding Schema/Channel/Message records,
     optionally compressed, CRC-checked), Footer 0x02 / DataEnd 0x0F end the data section.
     """
-    data = path.read_bytes()
-    if not data:
-        raise CorruptBagError(f"{path} is empty (0 bytes)")
-    if data[:8] != MCAP_MAGIC:
-        raise CorruptBagError(f"{path}: not an MCAP file (bad magic bytes)")
+    with open(path, "rb") as stream:  # the magic first: an unknown file is refused before it is mapped
+        if not stream.read(8):
+            raise CorruptBagError(f"{path} is empty (0 bytes)")
+        stream.seek(0)
+        if stream.read(8) != MCAP_MAGIC:
+            raise CorruptBagError(f"{path}: not an MCAP file (bad magic bytes)")
+        # mapped, not read: the pages touched stay file-backed (memory the kernel can take back)
+        data = mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        yield from _scan_mapped(path, data, found_for, notes, raw=raw)
+    finally:
+        data.close()
+
+
+def _scan_mapped(
+    path: Path, data: Any, found_for: Callable[[dict[str, str]], list[_Found]], notes: list[str], *, raw: bool
+) -> Iterator[tuple[_Found, int, Any]]:
+    """`_scan_mcap`'s records of the mapped MCAP ``data``."""
     schemas: dict[int, tuple[str, str]] = {}
     channels: dict[int, tuple[str, str]] = {}  # id -> (topic, msgtype)
     wanted: dict[str, _Found] = {}

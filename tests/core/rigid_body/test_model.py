@@ -6,8 +6,14 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from motor_ident.core.rigid_body.model import forward_dynamics, inverse_dynamics, load_robot_model
-from motor_ident.errors import ConfigError, ModelError
+from motor_ident.core.rigid_body.model import (
+    check_positions_in_reach,
+    forward_dynamics,
+    inverse_dynamics,
+    load_robot_model,
+    positions_beyond_limits,
+)
+from motor_ident.errors import ConfigError, DataError, ModelError
 
 PENDULUM = """<robot name="pendulum">
   <link name="base"/>
@@ -98,3 +104,15 @@ def test_bad_inputs_name_the_problem() -> None:
         load_robot_model("/nonexistent/robot.urdf")
     with pytest.raises(ModelError, match="URDF"):
         load_robot_model("<robot name='x'><joint name='a' type='revolute'></robot>")
+
+
+def test_positions_beyond_twice_the_range_are_named_and_continuous_joints_never() -> None:
+    """Limits [-3, 3] (range 6): 14.9 rad passes, 15.1 rad (beyond 3 + 2 x 6) is named; a continuous joint never."""
+    urdf = TWO_LINK.format(m1=2.0, m2=1.3, l1=0.6, c1=0.3, c2=0.25, i1=0.05, i2=0.02)
+    robot = load_robot_model(urdf)
+    assert positions_beyond_limits(robot, [[0.0, -14.9], [1.0, 14.9]]) == []
+    assert positions_beyond_limits(robot, [[0.0, -15.1], [1.0, 0.0]]) == ["j2 reaches -15.1 (URDF limits -3 to 3)"]
+    with pytest.raises(DataError, match=r"j1 reaches 171.9 \(URDF limits -3 to 3\)\. Degrees\?"):
+        check_positions_in_reach(robot, np.degrees([[0.0, 0.0], [3.0, 0.1]]))
+    continuous = load_robot_model(urdf.replace('name="j1" type="revolute"', 'name="j1" type="continuous"'))
+    assert positions_beyond_limits(continuous, [[1000.0, 0.0], [0.0, 0.0]]) == []
