@@ -537,6 +537,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="--floating-base: the 6 base rows (contact wrenches only; default) or all rows (joint torques too)",
     )
     p.add_argument(
+        "--imu-tilt",
+        choices=("estimate", "trust"),
+        default="estimate",
+        help="--floating-base: estimate a constant tilt of the base orientation the IMU gives jointly with the "
+        "parameters, its uncertainty in the mass's and CoM's (default), or trust the IMU's orientation",
+    )
+    p.add_argument(
         "--imu-topic", default="/imu/data", help="--floating-base bags: the base IMU's sensor_msgs/Imu topic"
     )
     p.add_argument(
