@@ -12,7 +12,7 @@ import numpy as np
 from motor_ident.commands import arguments
 from motor_ident.commands.common import Stages, floats
 from motor_ident.commands.data_options import add_data_arguments, add_robot_argument, is_bag, print_wrapped
-from motor_ident.commands.online_metrics import after_switch_errors
+from motor_ident.commands.online_replay import online_replay
 from motor_ident.commands.option_checks import refuse_idle_preparation
 from motor_ident.commands.options import IdentifyOptions
 from motor_ident.commands.pipeline import EXIT_HELP
@@ -44,91 +44,6 @@ def _size(path: str | Path) -> int:
     if path.is_dir():
         return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
     return path.stat().st_size if path.exists() else 0
-
-
-def online_replay(
-    scenario: str,
-    joints: tuple[str, ...],
-    t: np.ndarray,
-    q: np.ndarray,
-    qd: np.ndarray,
-    tau: np.ndarray,
-    *,
-    config: Any = None,
-    qdd: np.ndarray | None = None,
-) -> dict[str, Any]:
-    """Run the identifier node's estimator and gate (settings of ``scenario``) over a record.
-
-    The same `OnlineIdentifier` the node wraps, built from the scenario's identifier settings
-    (the identifier's defaults when ``scenario`` is empty) by `build_identifier`, for the robot
-    ``config`` (a `RobotConfig`; else the robot the settings name), fed sample by sample: what
-    the node would have done on this recording. No simulated plant is built.
-
-    The sample counts come from the settings' times and the record's own rate, measured from its
-    stamps as the node measures its stream's.
-
-    Returns:
-        ``gate`` [(t, open)] at every change, ``r2_t`` (M,) and ``r2`` (M, n) at every refit (the
-        gate's R^2 definition), ``gate_opened_at_s``, the final ``reason``, ``fit``, ``counts``
-        (`WindowCounts`, None for a record too short to measure its rate), ``too_short`` (a
-        plain sentence when the record cannot fill the window, else '') and, given ``qdd``,
-        ``after_switch``: the torque errors of the models in use and of the nominal one from the
-        first opening on (`after_switch_errors`; empty when the gate never opened).
-
-    Raises:
-        ConfigError: the scenario is invalid, or its identifier's robot has other joints than the record.
-    """
-    from motor_ident.errors import ConfigError
-    from motor_ident.scenario.build import build_identifier
-    from motor_ident.scenario.loader import load_scenario
-    from motor_ident.scenario.nodes import IdentifierSettings
-
-    settings = load_scenario(scenario).nodes["identifier"] if scenario else IdentifierSettings()
-    core = build_identifier(settings, config)
-    if tuple(core.regressor.robot.joint_names) != tuple(joints):
-        raise ConfigError(
-            f"--online {scenario}: its robot has joints {list(core.regressor.robot.joint_names)}, "
-            f"the data {list(joints)}"
-        )
-    definition = core.config.gate.r2_definition
-    gate: list[tuple[float, bool]] = [(float(t[0]), False)]
-    r2_t: list[float] = []
-    r2: list[np.ndarray] = []
-    last = None
-    segments: list[tuple[int, np.ndarray]] = []  # models in use from the first opening on
-    for k in range(t.size):
-        core.add_sample(t[k], q[k], qd[k], tau[k])
-        if core.fit is not None and core.fit is not last:
-            last = core.fit
-            r2_t.append(float(t[k]))
-            r2.append(core.fit.r2_of(definition))
-        if core.gate_open != gate[-1][1]:
-            gate.append((float(t[k]), core.gate_open))
-        if (segments or core.gate_open) and (not segments or core.active_theta is not segments[-1][1]):
-            segments.append((k, core.active_theta))
-    counts, span = core.counts, float(t[-1] - t[0]) if t.size else 0.0
-    too_short = ""
-    if counts is None:
-        too_short = f"the record has {t.size} samples: the online identifier needs more to measure its rate"
-    elif not core.window.full:
-        need = counts.window * counts.decimation / counts.input_rate_hz
-        too_short = (
-            f"the record is too short for the online identifier's window: it spans {span:.3g} s, the window needs "
-            f"{need:.3g} s of it ({counts.describe()}); lower window_duration (identifier: {{ros__parameters: "
-            f"{{window_duration: ...}}}} in the --online scenario) or record longer"
-        )
-    return {
-        "gate": gate,
-        "r2_t": np.array(r2_t),
-        "r2": np.array(r2).reshape(len(r2_t), len(joints)),
-        "gate_opened_at_s": next((tg for tg, is_open in gate if is_open), None),
-        "reason": core.gate.reason,
-        "fit": core.fit,
-        "counts": counts,
-        "too_short": too_short,
-        "gate_criterion": core.config.improvement.gate_criterion,
-        "after_switch": {} if qdd is None else after_switch_errors(core, segments, q, qd, qdd, tau, t),
-    }
 
 
 STAGES = ("read", "prepare", "fit", "parameters", "validate", "urdf", "report")

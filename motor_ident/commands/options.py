@@ -92,6 +92,7 @@ class IdentifyOptions:
     urdf_out: str | None = None
     floating_base: bool = False
     rows: str = "base"
+    imu_tilt: str = "estimate"
     imu_topic: str = "/imu/data"
     foot_wrench_topic: tuple[str, ...] = field(default=())
 
