@@ -1,5 +1,6 @@
 """The monitor node over DDS with a Foxglove protocol client: bytes forwarded unchanged, latched
-topics resent to late subscribers, nothing accepted from clients unless enabled."""
+topics resent to late subscribers, nothing accepted from clients unless enabled, clients of
+either subprotocol name served."""
 
 from __future__ import annotations
 
@@ -50,6 +51,47 @@ def test_forwards_serialized_bytes_and_resends_latched(ros) -> None:
     # rclpy's serialize_message leaves padding and trailing bytes uninitialised: compare messages
     assert deserialize_message(got["/joint_states"][0], JointState) == msg
     assert deserialize_message(got["/identifier/gate_open"][0], Bool) == Bool(data=True)
+
+
+@pytest.mark.parametrize(
+    ("offered", "agreed"),
+    [
+        (["foxglove.sdk.v1"], "foxglove.sdk.v1"),  # Foxglove since the SDK, Lichtblick after 1.21
+        (["foxglove.websocket.v1"], "foxglove.websocket.v1"),  # Lichtblick up to 1.21, @foxglove/ws-protocol
+        (["foxglove.websocket.v1", "foxglove.sdk.v1"], "foxglove.sdk.v1"),
+    ],
+)
+def test_clients_of_either_subprotocol_name_connect(ros, offered: list[str], agreed: str) -> None:
+    """A plain WebSocket client offering ``offered`` completes the handshake with ``agreed`` and
+    receives serverInfo and the advertise of /robot_description."""
+    import json
+
+    from websockets.sync.client import connect
+
+    from motor_ident.ros.monitor_node import MonitorNode
+
+    monitor = ros.add(MonitorNode, port=0, robot="valkyrie_arm", topics=["/none"])
+    ops: list[str] = []
+    advertised: list[str] = []
+    with connect(monitor.url, subprotocols=offered, open_timeout=20.0) as ws:  # type: ignore[arg-type]
+        assert ws.subprotocol == agreed
+        while "advertise" not in ops:
+            frame = json.loads(ws.recv(timeout=20.0))
+            ops.append(frame["op"])
+            advertised += [channel["topic"] for channel in frame.get("channels", [])]
+    assert ops[0] == "serverInfo" and "/robot_description" in advertised
+
+
+def test_other_subprotocols_are_refused(ros) -> None:
+    """A client offering neither Foxglove name gets HTTP 400, as from the SDK's own server."""
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    from motor_ident.ros.monitor_node import MonitorNode
+
+    monitor = ros.add(MonitorNode, port=0, topics=["/none"])
+    with pytest.raises(InvalidStatus, match="400"):
+        connect(monitor.url, subprotocols=["foxglove.websocket.v2"], open_timeout=20.0)  # type: ignore[list-item]
 
 
 def test_client_publishing_refused_by_default_and_forwarded_when_enabled(ros) -> None:
