@@ -148,11 +148,11 @@ class HandshakeProxy:
         except OSError:
             pass  # the client or the server went away during the handshake
         finally:
-            for sock in (client, upstream):
-                if sock is not None:
-                    sock.close()
+            for end in (client, upstream):
+                if end is not None:
+                    end.close()
                     with self._lock:
-                        self._connections.discard(sock)
+                        self._connections.discard(end)
 
 
 def _pipe(source: socket.socket, destination: socket.socket) -> None:
