@@ -81,6 +81,12 @@ class HandshakeProxy:
         self._thread = threading.Thread(target=self._accept, name="monitor-handshake", daemon=True)
         self._thread.start()
 
+    @property
+    def open_connections(self) -> int:
+        """Sockets held for clients and their server ends (two per connected client)."""
+        with self._lock:
+            return len(self._connections)
+
     def stop(self) -> None:
         """Stop listening and close every connection."""
         self._stopped = True
@@ -119,6 +125,8 @@ class HandshakeProxy:
             client.settimeout(HANDSHAKE_TIMEOUT_S)
             request = _read_head(client)
             if request is None:
+                with contextlib.suppress(OSError):
+                    client.sendall(b"HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n")
                 return
             head, rest = request
             offered = offered_subprotocols(head)
