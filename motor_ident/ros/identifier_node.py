@@ -79,7 +79,7 @@ class IdentifierNode(ManagedNode):
     """Adapter between `OnlineIdentifier` and ROS (a managed node: `motor_ident.ros.lifecycle`)."""
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__("identifier", **kwargs)
+        super().__init__("identifier", settings=IdentifierSettings, **kwargs)
 
     def build(self) -> None:
         """Configure: robot, regressor, estimator (the SDP compiled here), publishers, services."""
