@@ -345,7 +345,9 @@ def measure_feedforward_latency(
         else:
             mp = multiprocessing.get_context("spawn")
             parent_conn, child_conn = mp.Pipe()
-            process = mp.Process(target=_robot_process, args=(joints, q, node, seconds, child_conn, priority), daemon=True)
+            process = mp.Process(
+                target=_robot_process, args=(joints, q, node, seconds, child_conn, priority), daemon=True
+            )
             process.start()
             child = process  # joined on the way out only once started
             deadline = time.perf_counter() + WARMUP_S + DISCOVERY_TIMEOUT_S + seconds + 60.0

@@ -97,7 +97,10 @@ def _threads(pid: int) -> dict[str, tuple[int, int, set[int]]]:
     for task in Path(f"/proc/{pid}/task").iterdir():
         tid = int(task.name)
         name = (task / "comm").read_text().strip()
-        out.setdefault(name if tid != pid else "main", (os.sched_getscheduler(tid), os.sched_getparam(tid).sched_priority, os.sched_getaffinity(tid)))
+        out.setdefault(
+            name if tid != pid else "main",
+            (os.sched_getscheduler(tid), os.sched_getparam(tid).sched_priority, os.sched_getaffinity(tid)),
+        )
     return out
 
 
