@@ -122,6 +122,11 @@ def set_affinity(cpus: tuple[int, ...]) -> None:
             continue
 
 
+def requested(settings: RealtimeSettings | None) -> bool:
+    """Whether ``settings`` ask for anything (a priority, locked memory or CPUs)."""
+    return settings is not None and settings != RealtimeSettings()
+
+
 def claim_for(node: object) -> list[str]:
     """`claim` with the real-time settings of ``node`` (its ``settings.realtime``), if it has them."""
     settings = getattr(getattr(node, "settings", None), "realtime", None)

@@ -152,3 +152,12 @@ def test_watchdog_ends_a_spinning_realtime_loop(tmp_path) -> None:
     text = log.read_text()
     assert code == EXIT_BLOCKED, f"exit {code} after {seconds:.1f} s (None: starved watchdog):\n{text}"
     assert "stop watchdog] still running" in text and " in spin" in text, text
+
+
+def test_one_process_run_refuses_realtime_settings() -> None:
+    """``motor-ident run`` without ``--processes`` puts every node in one process: real-time
+    settings there are refused before any node starts, naming the node and the way out."""
+    from motor_ident.ros.runner import run_scenario
+
+    with pytest.raises(ConfigError, match=r"^feedforward: thread_priority, .* run with --processes$"):
+        run_scenario("valkyrie_arm", duration=1.0, overrides={"feedforward": {"thread_priority": 10}})
