@@ -84,11 +84,33 @@ def _start(where: str, log: Path) -> subprocess.Popen[bytes]:
         )
 
 
-def _wait_for_line(process: subprocess.Popen[bytes], log: Path, marker: str) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while marker not in log.read_text() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert process.poll() is None and marker in log.read_text(), log.read_text()
+def _interrupt(
+    process: subprocess.Popen[bytes],
+    log: Path,
+    marker: str,
+    timeout: float,
+    threads: dict[str, tuple[int, int, set[int]]] | None = None,
+) -> tuple[int | None, float]:
+    """SIGINT once ``marker`` is in the log (``threads`` filled just before); the exit code (None:
+    still running after ``timeout``, then killed) and the seconds it took."""
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while marker not in log.read_text() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert process.poll() is None and marker in log.read_text(), log.read_text()
+        if threads is not None:
+            threads.update(_threads(process.pid))
+        start = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        try:
+            code: int | None = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            code = None
+        return code, time.monotonic() - start
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 def _threads(pid: int) -> dict[str, tuple[int, int, set[int]]]:
@@ -109,18 +131,8 @@ def test_node_at_sched_fifo_stops_on_sigint(tmp_path) -> None:
     """A node with thread_priority runs every thread (its loop, the middleware's) at SCHED_FIFO on
     the CPUs asked for, and still stops on SIGINT within launch's bound, exit code 0."""
     log = tmp_path / "node.log"
-    process = _start("nowhere", log)
-    try:
-        _wait_for_line(process, log, "running")
-        threads = _threads(process.pid)
-        start = time.monotonic()
-        process.send_signal(signal.SIGINT)
-        code = process.wait(timeout=STOP_BOUND_S + 5.0)
-        seconds = time.monotonic() - start
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    threads: dict[str, tuple[int, int, set[int]]] = {}
+    code, seconds = _interrupt(_start("nowhere", log), log, "running", STOP_BOUND_S + 5.0, threads)
     text = log.read_text()
     assert threads["main"][:2] == (os.SCHED_FIFO, 10), threads
     assert any(name.startswith("dds.") for name in threads), threads  # the middleware's threads were seen
@@ -135,20 +147,7 @@ def test_watchdog_ends_a_spinning_realtime_loop(tmp_path) -> None:
     request is still ended by the stop watchdog (which runs one priority above the loop), with
     its stacks written, before the runner's SIGKILL (10 s)."""
     log = tmp_path / "spin.log"
-    process = _start("spin_stubborn", log)
-    try:
-        _wait_for_line(process, log, "blocking in a callback")
-        start = time.monotonic()
-        process.send_signal(signal.SIGINT)
-        try:
-            code = process.wait(timeout=EXIT_AFTER_S + 6.0)
-        except subprocess.TimeoutExpired:
-            code = None
-        seconds = time.monotonic() - start
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    code, seconds = _interrupt(_start("spin_stubborn", log), log, "blocking in a callback", EXIT_AFTER_S + 6.0)
     text = log.read_text()
     assert code == EXIT_BLOCKED, f"exit {code} after {seconds:.1f} s (None: starved watchdog):\n{text}"
     assert "stop watchdog] still running" in text and " in spin" in text, text
