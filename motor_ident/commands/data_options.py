@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from motor_ident.commands import arguments
 
 if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --help stays light)
+    from motor_ident.commands.options import RecordingOptions
     from motor_ident.core.actuators.transmission import Transmission
     from motor_ident.io.data import JointRecord
     from motor_ident.io.data_spec import DataSpec
@@ -106,7 +107,7 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def preparation(args: argparse.Namespace, spec: DataSpec | None) -> Preparation:
+def preparation(args: RecordingOptions, spec: DataSpec | None) -> Preparation:
     """The spec's preparation with the command line's flags on top."""
     from motor_ident.core.estimation.signals import Differentiation
     from motor_ident.io.preprocess import KeepRange, Preparation
@@ -121,9 +122,9 @@ def preparation(args: argparse.Namespace, spec: DataSpec | None) -> Preparation:
         changes["filter_torque"] = bool(args.filter_torque)
     how = Differentiation(**{**how.__dict__, **changes})  # type: ignore[arg-type]
     keep = base.keep
-    if getattr(args, "keep_time", None):
+    if args.keep_time:
         keep = KeepRange.parse(args.keep_time, "s")
-    elif getattr(args, "keep_samples", None):
+    elif args.keep_samples:
         keep = KeepRange.parse(args.keep_samples, "samples")
     rate = args.resample_hz if getattr(args, "resample_hz", None) is not None else base.resample_hz
     mode = getattr(args, "resample", None) or base.resample
@@ -132,11 +133,11 @@ def preparation(args: argparse.Namespace, spec: DataSpec | None) -> Preparation:
     return replace(base, keep=keep, resample_hz=rate, differentiation=how, resample=mode)
 
 
-def load_spec_arg(args: argparse.Namespace) -> DataSpec | None:
+def load_spec_arg(args: RecordingOptions) -> DataSpec | None:
     """The data spec of ``--spec`` (None without it)."""
     from motor_ident.io.data_spec import load_spec
 
-    return load_spec(args.spec) if getattr(args, "spec", None) else None
+    return load_spec(args.spec) if args.spec else None
 
 
 def read_file(path: str | Path, spec: DataSpec | None, transmission: Transmission | None = None) -> JointRecord:
@@ -160,12 +161,12 @@ def print_wrapped(prefix: str, text: str, width: int = 100) -> None:
     )
 
 
-def spec_defaults(args: argparse.Namespace, spec: DataSpec | None) -> None:
-    """Carry the spec's bag topics and torque source into ``args`` where the command line left them unset."""
+def spec_defaults(args: RecordingOptions, spec: DataSpec | None) -> RecordingOptions:
+    """``args`` with the spec's bag topics and torque source where the command line left them unset."""
     if spec is None:
-        return
-    if spec.topics and "joint_states" in spec.topics and hasattr(args, "joint_states_topic"):
-        if args.joint_states_topic == "/joint_states":
-            args.joint_states_topic = spec.topics["joint_states"]
-    if spec.torque_source is not None and getattr(args, "torque_source", None) is None:
-        args.torque_source = spec.torque_source
+        return args
+    if spec.topics and "joint_states" in spec.topics and args.joint_states_topic == "/joint_states":
+        args = replace(args, joint_states_topic=spec.topics["joint_states"])
+    if spec.torque_source is not None and args.torque_source is None:
+        args = replace(args, torque_source=spec.torque_source)
+    return args

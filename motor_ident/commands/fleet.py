@@ -19,6 +19,7 @@ from typing import Any
 
 from motor_ident.commands import arguments
 from motor_ident.commands.common import write_json
+from motor_ident.commands.interrupt import interrupts_held_from_children
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -120,22 +121,30 @@ def cmd_identify(args: argparse.Namespace) -> int:
     settings = _settings(args)
     signal.signal(signal.SIGTERM, _interrupt)  # stop like Ctrl-C: cancel, shut the cluster down
     console = Console(stderr=True)
-    cluster = None
+    cluster, summary, torn_down = None, None, True
     try:
-        if not pending(recordings, settings, store):  # nothing to do: no cluster to start
-            summary = RunSummary(skipped=len(recordings))
-        else:
-            cluster = None if args.scheduler else local_cluster(args.workers)
-            summary = _run(args, recordings, settings, store, cluster, console)
+        try:
+            if not pending(recordings, settings, store):  # nothing to do: no cluster to start
+                summary = RunSummary(skipped=len(recordings))
+            else:
+                if not args.scheduler:
+                    with interrupts_held_from_children():  # its workers stay quiet on a terminal's Ctrl-C
+                        cluster = local_cluster(args.workers)
+                summary = _run(args, recordings, settings, store, cluster, console)
+        finally:
+            if cluster is not None:
+                torn_down = False
+                cluster.close(timeout=60)
+                torn_down = True
     except KeyboardInterrupt:
-        print(
-            f"interrupted: {len(store)} rows in {args.store}; run the same command again to resume",
-            file=sys.stderr,
-        )
-        return 130
-    finally:
-        if cluster is not None:
-            cluster.close(timeout=60)
+        if summary is None or summary.not_done or summary.stopped:
+            print(
+                f"interrupted: {len(store)} rows in {args.store}; run the same command again to resume",
+                file=sys.stderr,
+            )
+            return 130
+    if not torn_down:  # Ctrl-C while the cluster stopped, after the run: every row is stored
+        print(f"interrupted while the local cluster stopped; the run had ended, its rows are in {args.store}")
     copies = (
         f"{summary.copies} {'copy' if summary.copies == 1 else 'copies'} of others (one row each), "
         if summary.copies

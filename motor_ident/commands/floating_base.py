@@ -90,8 +90,6 @@ def cmd_synth_floating(args: argparse.Namespace) -> int:
 def _samples(regressor: Any, config: Any, path: str, rows: str, args: argparse.Namespace) -> Any:
     """Regressor samples of a floating-base recording, NPZ or bag (joints reordered to the config's)."""
     from motor_ident.commands.data_options import is_bag
-    from motor_ident.core.floating_base.samples import floating_samples
-    from motor_ident.errors import DataError
     from motor_ident.io.bags.floating import read_floating_bag
     from motor_ident.io.floating_record import load_floating_record
 
@@ -106,16 +104,29 @@ def _samples(regressor: Any, config: Any, path: str, rows: str, args: argparse.N
         )
     else:
         record = load_floating_record(path)
+    return record_samples(regressor, config, record, rows=rows, source=path)
+
+
+def record_samples(regressor: Any, config: Any, record: Any, *, rows: str = "base", source: str = "the record") -> Any:
+    """Regressor samples of a `motor_ident.io.floating_record.FloatingBaseRecord` (joints reordered to the
+    config's; ``source`` names it in errors).
+
+    Raises:
+        DataError: a joint or contact of the config is missing, or ``rows = "all"`` without joint torques.
+    """
+    from motor_ident.core.floating_base.samples import floating_samples
+    from motor_ident.errors import DataError
+
     missing = [j for j in config.joints if j not in record.joint_names]
     if missing:
-        raise DataError(f"{path}: joints {missing} of robot {config.name!r} are not in the recording")
+        raise DataError(f"{source}: joints {missing} of robot {config.name!r} are not in the recording")
     order = [record.joint_names.index(j) for j in config.joints]
     contacts = [c.name for c in config.floating_base.contacts]
     if list(record.contact_names) != contacts:
-        raise DataError(f"{path}: contacts {list(record.contact_names)}; robot {config.name!r} has {contacts}")
+        raise DataError(f"{source}: contacts {list(record.contact_names)}; robot {config.name!r} has {contacts}")
     if rows == "all" and record.tau is None:
-        raise DataError(f"{path} holds no joint torques: identify from the base rows (--rows base)")
-    samples = floating_samples(
+        raise DataError(f"{source} holds no joint torques: identify from the base rows (--rows base)")
+    return floating_samples(
         regressor,
         record.t,
         record.q[:, order],
@@ -127,7 +138,6 @@ def _samples(regressor: Any, config: Any, path: str, rows: str, args: argparse.N
         tau=None if record.tau is None else record.tau[:, order],
         base_position=record.base_position,
     )
-    return samples
 
 
 def _foot_first_moments(floating: Any, base: Any, soles: tuple[str, ...]) -> dict[str, str]:
@@ -144,16 +154,79 @@ def _foot_first_moments(floating: Any, base: Any, soles: tuple[str, ...]) -> dic
     return out
 
 
-def _wrench_validation(regressor: Any, theta: np.ndarray, theta_nominal: np.ndarray, samples: Any) -> dict[str, Any]:
-    """NRMSE of the predicted total contact wrench (base rows), identified vs nominal model."""
-    from motor_ident.core.floating_base.identification import predicted_wrench_metrics
-    from motor_ident.core.floating_base.model import BASE_ROWS
+def _wrench_validation(
+    regressor: Any, base: Any, theta: np.ndarray, theta_nominal: np.ndarray, samples: Any, path: str
+) -> dict[str, Any]:
+    """Held-out total contact wrench (`motor_ident.core.floating_base.validation`): printed, and its JSON."""
+    from motor_ident.core.floating_base.validation import heldout_wrench
 
-    out: dict[str, Any] = {"rows": list(BASE_ROWS), "n_samples": int(samples.t.size)}
-    for label, th in (("identified", theta), ("nominal", theta_nominal)):
-        metrics, _ = predicted_wrench_metrics(regressor, th, samples.Q, samples.V, samples.A, samples.F)
-        out[label] = {"nrmse": floats(metrics.nrmse), "rmse": floats(metrics.rmse)}
-    return out
+    held = heldout_wrench(regressor, base, theta, theta_nominal, samples.Q, samples.V, samples.A, samples.F)
+    mean = {
+        name: float(np.mean(getattr(held, name).nrmse)) for name in ("identified", "determined", "nominal", "floor")
+    }
+    print(
+        f"validation on {path} ({held.n_samples} samples, base motion reconstructed as in training): total contact "
+        f"wrench NRMSE (mean of fx fy fz tx ty tz) identified {mean['identified']:.4f} (its base parameters, the "
+        f"rest the URDF's: {mean['determined']:.4f}), nominal {mean['nominal']:.4f}"
+    )
+    print(
+        f"  of which the states and sensors (the base parameters refitted on these samples): {mean['floor']:.4f}; "
+        f"the parameters' share above it: identified {np.mean(held.parameter_nrmse):.4f}, "
+        f"nominal {np.mean(held.nominal_parameter_nrmse):.4f}"
+    )
+    return held.summary()
+
+
+def _write_urdf(path: str, config: Any, regressor: Any, result: Any) -> dict[str, Any]:
+    """``--urdf-out``: the physically valid links nearest to the URDF's that reproduce the identified base
+    parameters within their 95 % region (`motor_ident.core.floating_base.export`), whatever the method;
+    prints the per-link table and returns the JSON summary."""
+    from motor_ident.core.floating_base.export import METRIC, link_lengths, nearest_links
+    from motor_ident.core.floating_base.identification import floating_constraints
+    from motor_ident.io.floating_urdf import export_floating_urdf
+
+    floating = regressor.floating
+    near = nearest_links(
+        floating_constraints(regressor),
+        result.base.projection,
+        result.unconstrained,
+        result.covariance_at_least_white(),
+        floating.inertial_parameters(),
+        lengths=link_lengths(floating),
+    )
+    print(f"URDF links: the physically valid set nearest to the nominal URDF ({METRIC}: {near.distance:.4g})")
+    print(
+        f"  its base parameters are {near.mahalanobis:.3g} standard units from the identified ones "
+        f"(95 % region: {near.radius:.3g})"
+    )
+    print(f"  {'link':<24}{'nominal kg':>12}{'exported kg':>13}{'+- std':>9}{'CoM shift mm':>14}  the data")
+    for row in zip(floating.body_names, near.mass_nominal, near.mass, near.mass_std, near.com_shift, near.mass_class):
+        print("  {:<24}{:12.4g}{:13.4g}{:9.2g}{:14.4g}  {}".format(*row[:4], 1e3 * row[4], row[5]))
+    print(f"  {'total':<24}{near.mass_nominal.sum():12.4g}{near.mass.sum():13.4g}")
+    if near.widened > 1.0:
+        print(
+            f"  (no physically valid set comes within the base parameters' stated uncertainty: the data hold errors "
+            f"beyond it, and the export widened their covariance {near.widened:.3g} times)"
+        )
+    written = export_floating_urdf(path, config, near.theta)
+    print(
+        f"URDF with these links written to {written.path} (reloaded by pinocchio: base wrenches within "
+        f"{written.max_torque_error:.2g} of these parameters')"
+    )
+    links = {
+        "metric": METRIC,
+        "distance": near.distance,
+        "mahalanobis": near.mahalanobis,
+        "radius_95": near.radius,
+        "covariance_widened": near.widened,
+        "names": list(floating.body_names),
+        "mass_nominal": floats(near.mass_nominal),
+        "mass": floats(near.mass),
+        "mass_std": floats(near.mass_std),
+        "mass_class": list(near.mass_class),
+        "com_shift_m": floats(near.com_shift),
+    }
+    return {"path": str(written.path), "max_wrench_error": written.max_torque_error, "links": links}
 
 
 def cmd_identify_floating(args: argparse.Namespace) -> int:
@@ -163,6 +236,7 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         compare_row_sets,
         determined_masses,
         identify_floating_base,
+        nominal_mass_and_com,
         structural_base_parameters,
         weakly_determined,
     )
@@ -215,8 +289,15 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         validate_fraction=args.validate or 0.0,  # unset: no held-out part
         base=base,
         alpha=args.alpha if args.method in ("sdp", "log_cholesky") and args.alpha < 1.0 else 1.0,
+        estimate_tilt=args.imu_tilt == "estimate",
     )
     mass, com = result.mass, result.com
+    if result.tilt is not None:
+        tilt = result.tilt
+        print(
+            "base orientation's constant tilt (estimated with the parameters; --imu-tilt trust: none) [mrad]: "
+            + ", ".join(f"{a} {1000 * v:+.2f} +- {1000 * e:.2f}" for a, v, e in zip("xy", tilt.value, tilt.std))
+        )
     print(
         f"total mass {float(mass.value):.4f} +- {float(mass.std):.4f} kg (URDF {floating.total_mass:.4f} kg)"
         + ("" if bool(np.all(mass.identifiable)) else " [not determined by the data]")
@@ -237,6 +318,25 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         "[not determined]: that axis needs parameters these contacts cannot determine (the standing feet's), "
         "the URDF's values are used)"
     )
+    urdf_mass, urdf_com = nominal_mass_and_com(regressor, samples.Q[0], theta0)
+    prefer_mass = bool(mass.std > urdf_mass.std) or not bool(np.all(mass.identifiable))
+    prefer_com = (com.std > urdf_com.std) | ~com.identifiable
+    print(
+        f"the URDF's own uncertainty (each link's mass, first and second moments +-30 % of its scale, lengths of "
+        f"at least 0.3 m): total mass "
+        f"+- {float(urdf_mass.std):.3f} kg, CoM "
+        + ", ".join(f"{axes[i]} +- {1000 * urdf_com.std[i]:.2f}" for i in range(3))
+        + " mm"
+    )
+    worse = (["total mass"] if prefer_mass else []) + [f"CoM {axes[i]}" for i in range(3) if prefer_com[i]]
+    if worse:
+        print(
+            f"  determined worse by these data than by the URDF (or not at all): {', '.join(worse)}: use the URDF's "
+            + ", ".join(
+                ([f"total mass {float(urdf_mass.value):.3f} kg"] if prefer_mass else [])
+                + [f"CoM {axes[i]} {1000 * urdf_com.value[i]:.1f} mm" for i in range(3) if prefer_com[i]]
+            )
+        )
     alone = determined_masses(base)
     named = [
         f"{b} {m:.3f} kg (URDF {m0:.3f})"
@@ -284,22 +384,25 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         "masses_determined": [bool(x) for x in alone],
         "theta": floats(result.theta),
         "min_pseudo_inertia_eigenvalue": float(result.min_eigenvalue.min()),
+        "nominal_total_mass_std": float(urdf_mass.std),
+        "nominal_com": floats(urdf_com.value),
+        "nominal_com_std": floats(urdf_com.std),
+        "prefer_nominal": {"total_mass": prefer_mass, "com": [bool(x) for x in prefer_com]},
+        "imu_tilt": None if result.tilt is None else floats(result.tilt.value),
+        "imu_tilt_std": None if result.tilt is None else floats(result.tilt.std),
     }
     if result.heldout is not None:
         payload["heldout_nrmse"] = floats(result.heldout.nrmse)
     if args.validate_on:
         held = _samples(regressor, config, args.validate_on, "base", args)
-        payload["validation"] = validation = _wrench_validation(regressor, result.theta, theta0, held)
-        identified, nominal = (np.mean(validation[k]["nrmse"]) for k in ("identified", "nominal"))
-        print(
-            f"validation on {args.validate_on} ({validation['n_samples']} samples): total contact wrench NRMSE "
-            f"identified {identified:.4f}, nominal {nominal:.4f} (mean of fx fy fz tx ty tz)"
-        )
+        payload["validation"] = _wrench_validation(regressor, base, result.theta, theta0, held, args.validate_on)
     if args.urdf_out:
-        from motor_ident.io.floating_urdf import export_floating_urdf
-
-        written = export_floating_urdf(args.urdf_out, config, result.theta)
-        payload["urdf"] = {"path": str(written.path), "max_wrench_error": written.max_torque_error}
-        print(f"URDF with the identified bodies written to {written.path}")
+        payload["urdf"] = _write_urdf(args.urdf_out, config, regressor, result)
+    elif np.any(result.theta[0::10] < 0.0):
+        negative = [b for b, m in zip(floating.body_names, result.theta[0::10]) if m < 0.0]
+        print(
+            f"note: the {args.method} parameters give {len(negative)} link(s) a negative mass ({', '.join(negative)}): "
+            "only their combinations are determined; --urdf-out writes physically valid links nearest to the URDF"
+        )
     write_json(args.json, payload)
     return 0

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from motor_ident.commands import arguments
-from motor_ident.commands.common import Stages, floats, write_json
+from motor_ident.commands.common import Stages, floats
 from motor_ident.commands.data_options import add_data_arguments, add_robot_argument, is_bag, print_wrapped
+from motor_ident.commands.online_replay import online_replay
 from motor_ident.commands.option_checks import refuse_idle_preparation
+from motor_ident.commands.options import IdentifyOptions
+from motor_ident.commands.pipeline import EXIT_HELP
 from motor_ident.commands.torque_options import (
     add_torque_arguments,
     apply_torque_source,
@@ -21,6 +25,14 @@ from motor_ident.commands.torque_options import (
     read_recording,
 )
 from motor_ident.commands.validate import add_validate_on_arguments, add_verdict_arguments
+
+if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --help stays light)
+    from motor_ident.commands.pipeline import Pipeline
+    from motor_ident.commands.torque_options import TorqueOutcome
+    from motor_ident.core.estimation.identification import Identification
+    from motor_ident.core.rigid_body.regressor import Regressor
+    from motor_ident.io.data import JointRecord
+    from motor_ident.io.robot_config import RobotConfig
 
 # Above this many samples the fitting stage reports its fraction done (a bar on a terminal).
 PROGRESS_SAMPLES = 20000
@@ -34,171 +46,196 @@ def _size(path: str | Path) -> int:
     return path.stat().st_size if path.exists() else 0
 
 
-def online_replay(
-    scenario: str,
-    joints: tuple[str, ...],
-    t: np.ndarray,
-    q: np.ndarray,
-    qd: np.ndarray,
-    tau: np.ndarray,
-    *,
-    config: Any = None,
-) -> dict[str, Any]:
-    """Run the identifier node's estimator and gate (settings of ``scenario``) over a record.
-
-    The same `OnlineIdentifier` the node wraps, built from the scenario's identifier settings
-    (the identifier's defaults when ``scenario`` is empty) by `build_identifier`, for the robot
-    ``config`` (a `RobotConfig`; else the robot the settings name), fed sample by sample: what
-    the node would have done on this recording. No simulated plant is built.
-
-    The sample counts come from the settings' times and the record's own rate, measured from its
-    stamps as the node measures its stream's.
-
-    Returns:
-        ``gate`` [(t, open)] at every change, ``r2_t`` (M,) and ``r2`` (M, n) at every refit (the
-        gate's R^2 definition), ``gate_opened_at_s``, the final ``reason``, ``fit``, ``counts``
-        (`WindowCounts`, None for a record too short to measure its rate) and ``too_short`` (a
-        plain sentence when the record cannot fill the window, else '').
-
-    Raises:
-        ConfigError: the scenario is invalid, or its identifier's robot has other joints than the record.
-    """
-    from motor_ident.errors import ConfigError
-    from motor_ident.scenario.build import build_identifier
-    from motor_ident.scenario.loader import load_scenario
-    from motor_ident.scenario.nodes import IdentifierSettings
-
-    settings = load_scenario(scenario).nodes["identifier"] if scenario else IdentifierSettings()
-    core = build_identifier(settings, config)
-    if tuple(core.regressor.robot.joint_names) != tuple(joints):
-        raise ConfigError(
-            f"--online {scenario}: its robot has joints {list(core.regressor.robot.joint_names)}, "
-            f"the data {list(joints)}"
-        )
-    definition = core.config.gate.r2_definition
-    gate: list[tuple[float, bool]] = [(float(t[0]), False)]
-    r2_t: list[float] = []
-    r2: list[np.ndarray] = []
-    last = None
-    for k in range(t.size):
-        core.add_sample(t[k], q[k], qd[k], tau[k])
-        if core.fit is not None and core.fit is not last:
-            last = core.fit
-            r2_t.append(float(t[k]))
-            r2.append(core.fit.r2_of(definition))
-        if core.gate_open != gate[-1][1]:
-            gate.append((float(t[k]), core.gate_open))
-    counts, span = core.counts, float(t[-1] - t[0]) if t.size else 0.0
-    too_short = ""
-    if counts is None:
-        too_short = f"the record has {t.size} samples: the online identifier needs more to measure its rate"
-    elif not core.window.full:
-        need = counts.window * counts.decimation / counts.input_rate_hz
-        too_short = (
-            f"the record is too short for the online identifier's window: it spans {span:.3g} s, the window needs "
-            f"{need:.3g} s of it ({counts.describe()}); lower window_duration (identifier: {{ros__parameters: "
-            f"{{window_duration: ...}}}} in the --online scenario) or record longer"
-        )
-    return {
-        "gate": gate,
-        "r2_t": np.array(r2_t),
-        "r2": np.array(r2).reshape(len(r2_t), len(joints)),
-        "gate_opened_at_s": next((tg for tg, is_open in gate if is_open), None),
-        "reason": core.gate.reason,
-        "fit": core.fit,
-        "counts": counts,
-        "too_short": too_short,
-    }
+STAGES = ("read", "prepare", "fit", "parameters", "validate", "urdf", "report")
+"""``identify``'s stages in order (`motor_ident.commands.pipeline`): the results exist after ``fit``."""
 
 
-def report_directory(args: argparse.Namespace) -> Path | None:
-    """Where the HTML report goes: ``--report``, else beside ``--out`` / ``--json``, else nowhere."""
-    if args.no_report:
-        return None
-    if args.report:
-        return Path(args.report)
-    for given in (args.out, args.json):
-        if given:
-            path = Path(given)
-            return path.with_name(f"{path.stem}_report")
-    return None
+@dataclass(frozen=True)
+class Prepared:
+    """What the read and prepare stages hand to the fit."""
+
+    config: RobotConfig
+    regressor: Regressor
+    record: JointRecord
+    torque: TorqueOutcome
+    notes: tuple[str, ...]
+    warnings: tuple[str, ...]
+    gate: list[tuple[float, bool]] | None
+    r2: tuple[np.ndarray, np.ndarray] | None
+    online: dict[str, Any] | None
 
 
 def cmd_identify(args: argparse.Namespace) -> int:
     """Identify parameters from a recorded CSV / NPZ file or a rosbag2 bag."""
-    from motor_ident.commands.data_options import load_robot, load_spec_arg, preparation, spec_defaults
-    from motor_ident.core.estimation.identification import identify
-    from motor_ident.io.params import ParameterSet, save_parameters
-    from motor_ident.io.preprocess import prepare_record
-
     if args.floating_base:
         from motor_ident.commands.floating_base import cmd_identify_floating
 
         return cmd_identify_floating(args)
-    config = load_robot(args.robot)
-    spec = load_spec_arg(args)
-    spec_defaults(args, spec)
-    config, gains = configured_gains(args, config)
-    regressor = config.build_regressor()
+    return run_identify(IdentifyOptions.from_namespace(args))
+
+
+def run_identify(options: IdentifyOptions) -> int:
+    """``identify``'s stages (`STAGES`), outputs checked first; the exit status of `motor_ident.commands.pipeline`."""
+    from motor_ident.commands.pipeline import Pipeline, check_outputs
+    from motor_ident.core.estimation.identification import identify
+
+    recording, report = options.recording, options.report_directory()
+    check_outputs(
+        {"--out": options.out, "--json": options.json, "--urdf-out": options.urdf_out, "--report": report},
+        {
+            "DATA": options.data,
+            "--robot": options.robot if Path(options.robot).exists() else None,
+            "--spec": recording.spec,
+            "--payload-data": recording.payload_data,
+            "--gains": recording.gains,
+            "--online": options.online,
+            "--validate-on": options.validate_on,
+            "--validate-spec": options.validate_spec,
+        },
+        directories=("--report",),
+    )
+    pipeline = Pipeline("identify", STAGES, json_path=options.json)
+    with Stages("identify") as stages:
+        prepared = _read_and_prepare(options, pipeline, stages)
+        record = prepared.record
+        assert record.qd is not None and record.qdd is not None
+        with pipeline.stage("fit"):
+            fitting = stages.stage(f"fitting {record.t.size} samples", measured=record.t.size > PROGRESS_SAMPLES)
+            result = identify(
+                prepared.regressor,
+                record.q,
+                record.qd,
+                record.qdd,
+                record.tau,
+                method=options.method,
+                theta_nominal=prepared.config.nominal_parameters(prepared.regressor),
+                alpha=options.alpha,
+                validate_fraction=options.validate or 0.0,
+                progress=fitting if record.t.size > PROGRESS_SAMPLES else None,
+                check_consistency=True,
+            )
+    warnings = prepared.warnings + _fit_warnings(tuple(prepared.config.joints), result)
+    _print_fit(prepared, result, warnings)
+    pipeline.results = _fit_payload(options, prepared, result, warnings)
+    pipeline.keep()
+    if options.out:
+        with pipeline.stage("parameters"):
+            _save_parameters(options.out, prepared, result)
+    else:
+        pipeline.skip("parameters")
+    validation = None
+    if options.validate_on:
+        from motor_ident.commands.validate import validate_recording
+
+        with pipeline.stage("validate"):
+            validation = validate_recording(
+                prepared.config,
+                prepared.regressor,
+                result.theta,
+                options.validate_on,
+                options.validation_recording(),
+                max_rre=options.max_rre,
+                min_r2=options.min_r2,
+                files={"identification_data": options.data},
+                converter=prepared.torque.converter,
+                primary=False,
+            )
+            pipeline.results["validation"] = validation.payload
+    else:
+        pipeline.skip("validate")
+    if options.urdf_out:
+        from motor_ident.commands.validate import write_nearest_urdf
+
+        with pipeline.stage("urdf"):
+            fit, base = result.fit, result.base
+            pipeline.results["urdf"] = write_nearest_urdf(
+                options.urdf_out, prepared.config, prepared.regressor, base, fit.theta, fit.covariance
+            )
+    else:
+        pipeline.skip("urdf")
+    if report is not None:
+        with pipeline.stage("report"):
+            pipeline.results["report"] = str(_write_report(report, options, prepared, result, warnings))
+            if validation is not None:
+                from motor_ident.commands.validate import write_validation_page
+
+                write_validation_page(report / "validation", validation)
+    else:
+        pipeline.skip("report")
+    passed = validation is None or bool(validation.payload["passed"])
+    return pipeline.exit_code(passed=passed)
+
+
+def _read_and_prepare(options: IdentifyOptions, pipeline: Pipeline, stages: Stages) -> Prepared:
+    """The stages read (robot, spec, DATA) and prepare (range, derivatives, torque source, ``--online``)."""
+    from motor_ident.commands.data_options import load_robot, load_spec_arg, preparation, spec_defaults
+    from motor_ident.io.preprocess import prepare_record
+
+    data = options.data
+    with pipeline.stage("read"):
+        config = load_robot(options.robot)
+        spec = load_spec_arg(options.recording)
+        recording = spec_defaults(options.recording, spec)
+        config, gains = configured_gains(recording, config)
+        regressor = config.build_regressor()
+        big = is_bag(data) and _size(data) > 150 * PROGRESS_SAMPLES  # bags report the fraction read
+        read = read_recording(data, recording, config, spec, progress=stages.stage(f"reading {data}", measured=big))
     gate: list[tuple[float, bool]] | None = None
     r2: tuple[np.ndarray, np.ndarray] | None = None
-    with Stages("identify") as stages:
-        big = is_bag(args.data) and _size(args.data) > 150 * PROGRESS_SAMPLES  # bags report the fraction read
-        recording = read_recording(
-            args.data, args, config, spec, progress=stages.stage(f"reading {args.data}", measured=big)
-        )
-        refuse_idle_preparation(args, spec, recording.record, data_label(args.data, spec))
-        notes, bag = recording.warnings, recording.bag
-        if bag is not None and bag.gate is not None:
-            gate = [(float(t), bool(v[0])) for t, v in zip(bag.gate.t, bag.gate.values)]
-        if bag is not None and bag.r2 is not None and bag.r2.values.shape[1] == len(config.joints):
-            r2 = (bag.r2.t, bag.r2.values)
-        record, prepared = prepare_record(recording.record, preparation(args, spec), source=data_label(args.data, spec))
-        if getattr(args, "payload_data", None) is not None:
-            stages.stage(f"drive gains from {args.payload_data} and {args.data}", measured=False)
-        torque = apply_torque_source(args, config, regressor, record, payload_reader(args, config, spec), gains=gains)
-        record = torque.record
-        assert record.qd is not None and record.qdd is not None
+    bag = read.bag
+    if bag is not None and bag.gate is not None:
+        gate = [(float(t), bool(v[0])) for t, v in zip(bag.gate.t, bag.gate.values)]
+    if bag is not None and bag.r2 is not None and bag.r2.values.shape[1] == len(config.joints):
+        r2 = (bag.r2.t, bag.r2.values)
+    with pipeline.stage("prepare"):
+        refuse_idle_preparation(recording, spec, read.record, data_label(data, spec))
+        record, notes = prepare_record(read.record, preparation(recording, spec), source=data_label(data, spec))
+        if recording.payload_data is not None:
+            stages.stage(f"drive gains from {recording.payload_data} and {data}", measured=False)
+        payload = payload_reader(recording, config, spec)
+        torque = apply_torque_source(recording, config, regressor, record, payload, gains=gains)
         online = None
-        if args.online is not None:
+        if options.online is not None:
             stages.stage("replaying the online identifier", measured=False)
-            online = online_replay(
-                args.online, tuple(config.joints), record.t, record.q, record.qd, record.tau, config=config
-            )
-            gate = online["gate"]
-            r2 = (online["r2_t"], online["r2"])
-        theta_nominal = config.nominal_parameters(regressor)
-        fitting = stages.stage(f"fitting {record.t.size} samples", measured=record.t.size > PROGRESS_SAMPLES)
-        result = identify(
-            regressor,
-            record.q,
-            record.qd,
-            record.qdd,
-            record.tau,
-            method=args.method,
-            theta_nominal=theta_nominal,
-            alpha=args.alpha,
-            validate_fraction=args.validate or 0.0,
-            progress=fitting if record.t.size > PROGRESS_SAMPLES else None,
-            check_consistency=True,
-        )
+            t, q, qd, tau = torque.record.t, torque.record.q, torque.record.qd, torque.record.tau
+            assert qd is not None  # prepare_record differentiates
+            online = {
+                **online_replay(
+                    options.online, tuple(config.joints), t, q, qd, tau, config=config, qdd=torque.record.qdd
+                ),
+                "scenario": options.online,
+            }
+            gate, r2 = online["gate"], (online["r2_t"], online["r2"])
+    return Prepared(config, regressor, torque.record, torque, tuple(notes), tuple(read.warnings), gate, r2, online)
+
+
+def _fit_warnings(joints: tuple[str, ...], result: Identification) -> tuple[str, ...]:
+    """What the fit itself warns of: an estimate no physical robot has, a joint fitted worse than its mean."""
     consistency = result.consistency
+    out: tuple[str, ...] = ()
     if consistency is not None and not consistency.consistent:
-        notes += (
+        out += (
             f"the estimate is not physically consistent ({consistency.reason}); "
             "--method sdp or --method log_cholesky keeps every link physically valid",
         )
-    notes += tuple(
+    return out + tuple(
         f"joint {name}: training R2 {r2_joint:.3g} < 0, the fit predicts its torque worse than the torque's mean: "
         "check the torque column (sign, scale, unit), the joint's motion, and the derivatives' window"
-        for name, r2_joint in zip(config.joints, result.fit.r2)
+        for name, r2_joint in zip(joints, result.fit.r2)
         if r2_joint < 0.0
     )
-    for note in prepared + torque.notes:
+
+
+def _print_fit(prepared: Prepared, result: Identification, warnings: tuple[str, ...]) -> None:
+    """The fit's summary on stdout: notes, warnings, metrics per joint, base parameters with their std."""
+    from motor_ident.core.estimation.covariance import ESTIMATOR
+
+    config = prepared.config
+    for note in prepared.notes + prepared.torque.notes:
         print_wrapped("note", note)
-    for note in notes:
+    for note in warnings:
         print_wrapped("warning", note)
-    fit, base = result.fit, result.base
+    fit, base, consistency = result.fit, result.base, result.consistency
     print(f"robot {config.name}: {result.n_train} training samples, {result.n_heldout} held out, method {fit.method}")
     print(f"condition number {fit.condition_number:.4g}, {base.n_base} base parameters")
     if fit.noise_covariance is not None:
@@ -213,62 +250,35 @@ def cmd_identify(args: argparse.Namespace) -> int:
     for j, name in enumerate(config.joints):
         held = f"{result.heldout.r2[j]:13.4f}" if result.heldout is not None else f"{'-':>13}"
         print(f"{name:<24}{fit.r2[j]:10.4f}{fit.r2_uncentred[j]:14.4f}{fit.nrmse[j]:10.4f}{held}")
-    from motor_ident.core.estimation.covariance import ESTIMATOR
-
     print(f"base parameters (value +- std; std: {ESTIMATOR}):")
     for expr, value, std in zip(base.expressions(), fit.theta, fit.std):
         print(f"  {value:12.5g} +- {std:<10.3g} {expr}")
-    if args.out:
-        std_full = np.full(regressor.n_parameters, np.nan)
-        std_full[base.independent] = np.where(np.any(base.B, axis=1), np.nan, fit.std)
-        save_parameters(
-            args.out,
-            ParameterSet(
-                names=regressor.names,
-                values=result.theta,
-                std=std_full,
-                robot=config.name,
-                method=fit.method,
-                extra={
-                    "base_parameters": {
-                        "expressions": base.expressions(),
-                        "values": floats(fit.theta),
-                        "std": floats(fit.std),
-                        "covariance": [floats(row) for row in fit.covariance],
-                    },
-                    "metrics": {
-                        "r2_per_joint": floats(fit.r2),
-                        "condition_number": float(fit.condition_number),
-                    },
-                    **torque.parameter_extra,
-                },
-            ),
+    online = prepared.online
+    if online is not None:
+        opened, t0 = online["gate_opened_at_s"], prepared.record.t[0]
+        print(
+            f"online identifier ({online['scenario'] or 'default settings'}"
+            f"{'' if online['counts'] is None else '; ' + online['counts'].describe()}): gate opened at "
+            f"{'never' if opened is None else f'{opened - t0:.3f} s after the start'}; "
+            f"at the end: {online['reason']}"
         )
-        print(f"parameters written to {args.out}")
-    report = report_directory(args)
-    report_page = None
-    if report is not None:
-        from motor_ident.io.report import ReportInput, write_report
+        after = online["after_switch"]
+        if after:
+            print(
+                f"after the switch ({after['seconds']:.3g} s, to the end): torque RMSE [N m] of the models in use "
+                f"{' '.join(f'{x:.3g}' for x in after['rmse_active'])}, of the nominal model "
+                f"{' '.join(f'{x:.3g}' for x in after['rmse_nominal'])}"
+            )
+        if online["too_short"]:
+            print_wrapped("warning", online["too_short"])
 
-        report_page = write_report(
-            report,
-            ReportInput(
-                title=f"Identification of {config.name}",
-                source=str(args.data),
-                robot=config.name,
-                regressor=regressor,
-                result=result,
-                t=record.t,
-                q=record.q,
-                qd=record.qd,
-                qdd=record.qdd,
-                tau=record.tau,
-                gate=gate,
-                r2=r2,
-                notes=prepared + torque.notes + notes,
-            ),
-        )
-        print(f"report written to {report_page}")
+
+def _fit_payload(
+    options: IdentifyOptions, prepared: Prepared, result: Identification, warnings: tuple[str, ...]
+) -> dict[str, Any]:
+    """The ``--json`` keys of the fit (the later stages add theirs)."""
+    config, torque, fit, base = prepared.config, prepared.torque, result.fit, result.base
+    consistency = result.consistency
     payload: dict[str, Any] = {
         "robot": config.name,
         "method": fit.method,
@@ -284,55 +294,89 @@ def cmd_identify(args: argparse.Namespace) -> int:
         "heldout_nrmse_per_joint": None if result.heldout is None else floats(result.heldout.nrmse),
         "base_parameters": dict(zip(base.expressions(), floats(fit.theta))),
         "base_parameter_std": floats(fit.std),
-        "n_samples": int(record.t.size),
-        "notes": list(prepared + torque.notes),
-        "warnings": list(notes),
+        "n_samples": int(prepared.record.t.size),
+        "notes": list(prepared.notes + torque.notes),
+        "warnings": list(warnings),
         **torque.json,
-        "report": None if report_page is None else str(report_page),
+        "report": None,
     }
+    online = prepared.online
     if online is not None:
-        fit_online = online["fit"]
+        fit_online, after = online["fit"], online["after_switch"]
         payload["online"] = {
-            "scenario": args.online,
+            "scenario": options.online,
             "gate_opened_at_s": online["gate_opened_at_s"],
             "gate_open_at_end": bool(online["gate"][-1][1]),
+            "gate_changes": [[float(tg), bool(is_open)] for tg, is_open in online["gate"][1:]],
             "reason": online["reason"],
             "window": None if online["counts"] is None else online["counts"].describe(),
             "too_short": online["too_short"] or None,
             "r2_per_joint": None if fit_online is None else floats(online["r2"][-1]),
             "condition_number": None if fit_online is None else float(fit_online.condition_number),
+            "gate_criterion": online["gate_criterion"],
+            "after_switch": {k: floats(v) if isinstance(v, np.ndarray) else v for k, v in after.items()} or None,
         }
-        opened = online["gate_opened_at_s"]
-        print(
-            f"online identifier ({args.online or 'default settings'}"
-            f"{'' if online['counts'] is None else '; ' + online['counts'].describe()}): gate opened at "
-            f"{'never' if opened is None else f'{opened - record.t[0]:.3f} s after the start'}; "
-            f"at the end: {online['reason']}"
-        )
-        if online["too_short"]:
-            print_wrapped("warning", online["too_short"])
-    passed = True
-    if args.validate_on:
-        from motor_ident.commands.validate import validate_on_args, validate_recording
+    return payload
 
-        payload["validation"] = validate_recording(
-            config,
-            regressor,
-            result.theta,
-            args.validate_on,
-            validate_on_args(args),
-            report=None if report is None else report / "validation",
-            files={"identification_data": args.data},
-            converter=torque.converter,
-            primary=False,
-        )
-        passed = bool(payload["validation"]["passed"])
-    if args.urdf_out:
-        from motor_ident.commands.validate import write_nearest_urdf
 
-        payload["urdf"] = write_nearest_urdf(args.urdf_out, config, regressor, base, fit.theta, fit.covariance)
-    write_json(args.json, payload)
-    return 0 if passed else 1
+def _save_parameters(path: str, prepared: Prepared, result: Identification) -> None:
+    """``--out``: the full parameters (std where a base parameter is one alone), base parameters, covariance."""
+    from motor_ident.io.params import ParameterSet, save_parameters
+
+    regressor, fit, base = prepared.regressor, result.fit, result.base
+    std_full = np.full(regressor.n_parameters, np.nan)
+    std_full[base.independent] = np.where(np.any(base.B, axis=1), np.nan, fit.std)
+    save_parameters(
+        path,
+        ParameterSet(
+            names=regressor.names,
+            values=result.theta,
+            std=std_full,
+            robot=prepared.config.name,
+            method=fit.method,
+            extra={
+                "base_parameters": {
+                    "expressions": base.expressions(),
+                    "values": floats(fit.theta),
+                    "std": floats(fit.std),
+                    "covariance": [floats(row) for row in fit.covariance],
+                },
+                "metrics": {"r2_per_joint": floats(fit.r2), "condition_number": float(fit.condition_number)},
+                **prepared.torque.parameter_extra,
+            },
+        ),
+    )
+    print(f"parameters written to {path}")
+
+
+def _write_report(
+    report: Path, options: IdentifyOptions, prepared: Prepared, result: Identification, warnings: tuple[str, ...]
+) -> Path:
+    """The HTML report, drawn aside and put into ``report`` whole; returns its ``index.html``."""
+    from motor_ident.io.report import ReportInput, write_report
+
+    record = prepared.record
+    assert record.qd is not None and record.qdd is not None
+    page = write_report(
+        report,
+        ReportInput(
+            title=f"Identification of {prepared.config.name}",
+            source=str(options.data),
+            robot=prepared.config.name,
+            regressor=prepared.regressor,
+            result=result,
+            t=record.t,
+            q=record.q,
+            qd=record.qd,
+            qdd=record.qdd,
+            tau=record.tau,
+            gate=prepared.gate,
+            r2=prepared.r2,
+            notes=prepared.notes + prepared.torque.notes + warnings,
+        ),
+    )
+    print(f"report written to {page}")
+    return page
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -340,8 +384,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "identify",
         help="offline identification from recorded data (CSV / NPZ / rosbag2)",
-        description="Identify the base parameters from a recording. Exit status 1 when --validate-on's "
-        "verdict fails, 2 on bad input.",
+        description="Identify the base parameters from a recording, in stages: read, prepare, fit, then each "
+        "output as it is ready (--out, --validate-on's verdict, --urdf-out, the report), every output path checked "
+        "before any work; --json records every stage's status with the results.",
+        epilog=EXIT_HELP,
     )
     p.add_argument("data", help="recorded data: .npz, .csv, or a rosbag2 bag (directory, .mcap or .db3)")
     add_robot_argument(p)
@@ -404,6 +450,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         choices=["base", "all"],
         default="base",
         help="--floating-base: the 6 base rows (contact wrenches only; default) or all rows (joint torques too)",
+    )
+    p.add_argument(
+        "--imu-tilt",
+        choices=("estimate", "trust"),
+        default="estimate",
+        help="--floating-base: estimate a constant tilt of the base orientation the IMU gives jointly with the "
+        "parameters, its uncertainty in the mass's and CoM's (default), or trust the IMU's orientation",
     )
     p.add_argument(
         "--imu-topic", default="/imu/data", help="--floating-base bags: the base IMU's sensor_msgs/Imu topic"

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --help stays light)
+    from motor_ident.commands.options import RecordingOptions
     from motor_ident.io.data import JointRecord
 
 Given = Callable[[str], bool]
@@ -114,7 +115,7 @@ def _identify(given: Given, args: argparse.Namespace) -> Iterator[str]:
         if given("alpha") and args.method not in ("sdp", "log_cholesky"):
             yield "--alpha does nothing with --floating-base unless --method sdp or log_cholesky (its pull to the URDF)"
         return
-    for dest in ("rows", "imu_topic", "foot_wrench_topic"):
+    for dest in ("rows", "imu_tilt", "imu_topic", "foot_wrench_topic"):
         if given(dest):
             yield f"{flag(dest)} applies to --floating-base only"
     if given("alpha") and args.method != "nominal":
@@ -185,11 +186,11 @@ _RULES: dict[str, Callable[[Given, argparse.Namespace], Iterator[str]]] = {
 }
 
 
-def refuse_idle_preparation(args: argparse.Namespace, spec: Any, record: JointRecord, label: str) -> None:
+def refuse_idle_preparation(args: RecordingOptions, spec: Any, record: JointRecord, label: str) -> None:
     """Refuse the differentiation options a recording leaves without effect (module docstring).
 
     Args:
-        args: the command line (``--derivative``, ``--savgol-window``, ``--cutoff-hz``, ``--filter-torque``).
+        args: how DATA is prepared (``--derivative``, ``--savgol-window``, ``--cutoff-hz``, ``--filter-torque``).
         spec: the data spec DATA is read through (its differentiation), or None.
         record: DATA as read, before preparation.
         label: how errors name DATA.

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from motor_ident.commands.common import write_json
 from motor_ident.commands.data_options import add_data_arguments, add_robot_argument, is_bag, print_wrapped
+from motor_ident.commands.options import RecordingOptions
 
 
 def cmd_to_bag(args: argparse.Namespace) -> int:
@@ -30,12 +31,13 @@ def cmd_to_bag(args: argparse.Namespace) -> int:
     if Path(args.out).exists():  # before reading: the writer refuses it too, but after the work
         raise BagError(f"{args.out} exists already: choose another --out or remove it")
     config = load_robot(args.robot)
-    spec = load_spec_arg(args)
-    spec_defaults(args, spec)
-    kind = source_kind(args, config)
-    recording = read_recording(args.data, args, config, spec)
+    options = RecordingOptions.from_namespace(args)
+    spec = load_spec_arg(options)
+    options = spec_defaults(options, spec)
+    kind = source_kind(options, config)
+    recording = read_recording(args.data, options, config, spec)
     # on the recorded stamps: the derivatives computed as identify computes them, the measurements as recorded
-    prepared = replace(preparation(args, spec), recorded_stamps=True)
+    prepared = replace(preparation(options, spec), recorded_stamps=True)
     record, notes = prepare_record(recording.record, prepared, source=data_label(args.data, spec))
     for note in notes:
         print_wrapped("note", note)

@@ -23,6 +23,7 @@ import numpy as np
 from motor_ident.commands import arguments
 
 if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --help stays light)
+    from motor_ident.commands.options import RecordingOptions
     from motor_ident.core.actuators.torque_sources import TorqueConverter
     from motor_ident.core.estimation.drive_gains import DriveGainFit
     from motor_ident.core.rigid_body.regressor import Regressor
@@ -78,12 +79,12 @@ def add_torque_arguments(p: argparse.ArgumentParser, *, payload: bool = True) ->
     )
 
 
-def source_kind(args: argparse.Namespace, config: RobotConfig) -> str:
+def source_kind(args: RecordingOptions, config: RobotConfig) -> str:
     """The torque source of this run: ``--torque-source`` or the config's."""
     return str(getattr(args, "torque_source", None) or config.torque_source.kind)
 
 
-def bag_topic_names(args: argparse.Namespace, config: RobotConfig) -> dict[str, str]:
+def bag_topic_names(args: RecordingOptions, config: RobotConfig) -> dict[str, str]:
     """``motor_states`` and ``wrench`` topics to read from a bag ('' = skip), for `BagTopics`."""
     kind = source_kind(args, config)
     return {
@@ -92,7 +93,7 @@ def bag_topic_names(args: argparse.Namespace, config: RobotConfig) -> dict[str, 
     }
 
 
-def bag_joint_record(bag: BagData, args: argparse.Namespace, config: RobotConfig) -> JointRecord:
+def bag_joint_record(bag: BagData, args: RecordingOptions, config: RobotConfig) -> JointRecord:
     """The bag's joint states with the measurement the torque source needs."""
     from motor_ident.io.torque_record import bag_record
 
@@ -122,7 +123,7 @@ def data_label(path: str, spec: Any) -> str:
 
 def read_recording(
     path: str,
-    args: argparse.Namespace,
+    args: RecordingOptions,
     config: RobotConfig,
     spec: Any,
     *,
@@ -194,7 +195,7 @@ def ignored_joints(record: JointRecord, joints: Sequence[str]) -> tuple[str, ...
     )
 
 
-def configured_gains(args: argparse.Namespace, config: RobotConfig, parameters: Any = None) -> tuple[RobotConfig, Any]:
+def configured_gains(args: RecordingOptions, config: RobotConfig, parameters: Any = None) -> tuple[RobotConfig, Any]:
     """The robot config with the drive gains of this run, and those gains (a `DriveGains`) when not the config's.
 
     ``--gains FILE`` wins; else the ``drive_gains`` block of ``parameters`` (a `ParameterSet`:
@@ -215,7 +216,7 @@ def configured_gains(args: argparse.Namespace, config: RobotConfig, parameters: 
             )
         return config, None
     gains = None
-    if getattr(args, "gains", None):
+    if args.gains:
         gains = load_drive_gains(args.gains)
     elif parameters is not None:
         gains = drive_gains_of(parameters, str(getattr(args, "params", "") or "the parameter file"))
@@ -240,7 +241,7 @@ class TorqueOutcome:
 
 
 def apply_torque_source(
-    args: argparse.Namespace,
+    args: RecordingOptions,
     config: RobotConfig,
     regressor: Regressor,
     record: JointRecord,
@@ -341,7 +342,7 @@ def apply_torque_source(
 
 
 def _identify_gains(
-    args: argparse.Namespace, config: RobotConfig, regressor: Regressor, unloaded: JointRecord, loaded: JointRecord
+    args: RecordingOptions, config: RobotConfig, regressor: Regressor, unloaded: JointRecord, loaded: JointRecord
 ) -> tuple[Any, DriveGainFit]:
     """Drive gains from the unloaded and the loaded recording; the converter with them."""
     from motor_ident.core.estimation.drive_gains import CurrentRun, identify_drive_gains, payload_attachment
@@ -361,6 +362,7 @@ def _identify_gains(
         assert record.qd is not None and record.qdd is not None
         runs.append(CurrentRun(record.q, record.qd, record.qdd, current))
     joint, _ = payload_attachment(regressor.robot, args.payload_frame)
+    assert args.payload_mass is not None  # apply_torque_source refuses --payload-data without it
     fit = identify_drive_gains(
         regressor,
         structural_base_parameters(regressor),
@@ -373,7 +375,7 @@ def _identify_gains(
     return converter.with_drive_gains(fit.gains), fit
 
 
-def payload_reader(args: argparse.Namespace, config: RobotConfig, spec: Any) -> Callable[[str], JointRecord]:
+def payload_reader(args: RecordingOptions, config: RobotConfig, spec: Any) -> Callable[[str], JointRecord]:
     """Reads and prepares the payload recording like DATA (bag or CSV / NPZ, ``--spec``, range, derivatives)."""
 
     def read(path: str) -> JointRecord:

@@ -22,12 +22,13 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from motor_ident.commands.common import floats, write_json
+from motor_ident.commands.common import floats
 from motor_ident.commands.data_options import (
     add_data_arguments,
     add_robot_argument,
@@ -35,6 +36,8 @@ from motor_ident.commands.data_options import (
     load_spec_arg,
     print_wrapped,
 )
+from motor_ident.commands.options import RecordingOptions, ValidateOptions
+from motor_ident.commands.pipeline import EXIT_HELP
 from motor_ident.commands.torque_options import add_torque_arguments
 
 if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --help stays light)
@@ -43,6 +46,7 @@ if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --
     from motor_ident.core.rigid_body.regressor import Regressor
     from motor_ident.io.params import ParameterSet
     from motor_ident.io.robot_config import RobotConfig
+    from motor_ident.io.validation_report import ValidationReportInput
 
 
 def sha256(path: str | Path) -> str | None:
@@ -127,34 +131,43 @@ def _predict(regressor: Regressor, theta: np.ndarray, q: np.ndarray, qd: np.ndar
     return np.concatenate(chunks) if chunks else np.zeros((0, regressor.robot.n))
 
 
+@dataclass(frozen=True)
+class Validation:
+    """A validation's JSON payload and its page, drawn by `write_validation_page` (a stage of its own)."""
+
+    payload: dict[str, Any]
+    page: ValidationReportInput
+
+
 def validate_recording(
     config: RobotConfig,
     regressor: Regressor,
     theta: np.ndarray,
     data: str,
-    args: argparse.Namespace,
+    options: RecordingOptions,
     *,
-    report: str | Path | None,
+    max_rre: str | None,
+    min_r2: str | None,
     files: Mapping[str, str | Path | None],
     converter: TorqueConverter | None = None,
     gains: Any = None,
     primary: bool = True,
-) -> dict[str, Any]:
-    """Predict ``data`` with ``theta`` and the nominal model; print, report, and return the JSON payload.
+) -> Validation:
+    """Predict ``data`` with ``theta`` and the nominal model; print the metrics and verdict.
 
     The recording is read and its measurement turned into joint torque exactly as identification
     does (`read_recording`, `apply_torque_source`), and the models are compared in joint torque on
     the recorded stamps (`prepare_record` with ``recorded_stamps``).
 
     Args:
+        options: how ``data`` is read and prepared.
+        max_rre, min_r2: the acceptance limits of the command line (`acceptance_limits`).
         converter: the conversion identification used (``identify --validate-on``: its drive gains);
-            None builds it from ``args`` and ``config`` like ``identify`` does.
+            None builds it from ``options`` and ``config`` like ``identify`` does.
         gains: the `DriveGains` put into ``config`` (`configured_gains`), for the notes.
         primary: ``data`` is the command's DATA (``validate``), on which the preparation options
             must act (`refuse_idle_preparation`); False for ``identify --validate-on``'s second recording.
     """
-    from dataclasses import replace
-
     from motor_ident.commands.data_options import preparation, spec_defaults
     from motor_ident.commands.option_checks import refuse_idle_preparation
     from motor_ident.commands.torque_options import apply_torque_source, data_label, read_recording
@@ -163,19 +176,20 @@ def validate_recording(
     from motor_ident.errors import DataError
     from motor_ident.io.preprocess import prepare_record
     from motor_ident.io.torque_record import with_joint_torque
+    from motor_ident.io.validation_report import ValidationReportInput
 
-    spec = load_spec_arg(args)
-    spec_defaults(args, spec)
-    recording = read_recording(data, args, config, spec)
+    spec = load_spec_arg(options)
+    options = spec_defaults(options, spec)
+    recording = read_recording(data, options, config, spec)
     if primary:  # identify --validate-on: the options were checked on DATA, which they act on
-        refuse_idle_preparation(args, spec, recording.record, data_label(data, spec))
-    how = replace(preparation(args, spec), recorded_stamps=True)
+        refuse_idle_preparation(options, spec, recording.record, data_label(data, spec))
+    how = replace(preparation(options, spec), recorded_stamps=True)
     record, notes = prepare_record(recording.record, how, source=data_label(data, spec))
     notes = recording.warnings + notes
-    if getattr(args, "keep_origin", ""):
-        notes += (f"{data}: range from {args.keep_origin}",)
+    if options.keep_origin:
+        notes += (f"{data}: range from {options.keep_origin}",)
     if converter is None:
-        torque = apply_torque_source(args, config, regressor, record, gains=gains)
+        torque = apply_torque_source(options, config, regressor, record, gains=gains)
         record, converter, notes = torque.record, torque.converter, notes + torque.notes
     else:
         record = with_joint_torque(record, converter)
@@ -195,9 +209,9 @@ def validate_recording(
     nominal = _predict(regressor, config.nominal_parameters(regressor), record.q, record.qd, record.qdd)
     metrics = prediction_metrics(record.tau, predicted)
     nominal_metrics = prediction_metrics(record.tau, nominal)
-    limits = acceptance_limits(config, getattr(args, "max_rre", None), getattr(args, "min_r2", None))
+    limits = acceptance_limits(config, max_rre, min_r2)
     verdict = judge(config.joints, metrics, nominal_metrics, limits)
-    prov = provenance(config, {**files, "validation_data": data, "spec": getattr(args, "spec", None)})
+    prov = provenance(config, {**files, "validation_data": data, "spec": options.spec})
     for note in notes:
         print_wrapped("note", note)
     print(f"validation on {data} ({record.t.size} recorded samples), identified vs nominal model, in {compared}:")
@@ -210,31 +224,23 @@ def validate_recording(
     print(f"verdict: {'PASSED' if verdict.passed else 'FAILED'}")
     for reason in verdict.reasons:
         print(f"  {reason}")
-    page = None
-    if report is not None:
-        from motor_ident.io.validation_report import ValidationReportInput, write_validation_report
-
-        page = write_validation_report(
-            report,
-            ValidationReportInput(
-                title=f"Validation of {config.name} on {Path(data).name}",
-                source=str(data),
-                robot=config.name,
-                joints=config.joints,
-                t=record.t,
-                tau=record.tau,
-                predicted=predicted,
-                nominal=nominal,
-                metrics=metrics,
-                nominal_metrics=nominal_metrics,
-                limits=limits,
-                verdict=verdict,
-                provenance=prov,
-                notes=notes,
-            ),
-        )
-        print(f"validation report written to {page}")
-    return {
+    page = ValidationReportInput(
+        title=f"Validation of {config.name} on {Path(data).name}",
+        source=str(data),
+        robot=config.name,
+        joints=config.joints,
+        t=record.t,
+        tau=record.tau,
+        predicted=predicted,
+        nominal=nominal,
+        metrics=metrics,
+        nominal_metrics=nominal_metrics,
+        limits=limits,
+        verdict=verdict,
+        provenance=prov,
+        notes=notes,
+    )
+    payload = {
         "data": str(data),
         "joints": list(config.joints),
         "n_samples": int(record.t.size),
@@ -254,8 +260,18 @@ def validate_recording(
         "checks": list(verdict.checks),
         "notes": list(notes),
         "provenance": prov,
-        "report": None if page is None else str(page),
+        "report": None,
     }
+    return Validation(payload=payload, page=page)
+
+
+def write_validation_page(report: str | Path, validation: Validation) -> None:
+    """Draw ``validation``'s page into the folder ``report`` (whole or absent) and record it in its payload."""
+    from motor_ident.io.validation_report import write_validation_report
+
+    page = write_validation_report(report, validation.page)
+    validation.payload["report"] = str(page)
+    print(f"validation report written to {page}")
 
 
 def write_nearest_urdf(
@@ -374,29 +390,6 @@ def add_validate_on_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def validate_on_args(args: argparse.Namespace) -> argparse.Namespace:
-    """The options of ``--validate-on``'s recording: its own spec and range, DATA's other preparation.
-
-    ``keep_origin`` says where the kept range comes from (printed with the validation notes).
-    """
-    out = argparse.Namespace(**vars(args))
-    out.spec = args.validate_spec or args.spec
-    out.keep_time, out.keep_samples = args.validate_keep_time, args.validate_keep_samples
-    if args.validate_keep_time or args.validate_keep_samples:
-        flag = "time" if args.validate_keep_time else "samples"
-        out.keep_origin = f"--validate-keep-{flag} {args.validate_keep_time or args.validate_keep_samples}"
-    elif args.validate_spec:
-        out.keep_origin = f"--validate-spec {args.validate_spec} (its keep:, or the whole recording)"
-    elif args.spec:
-        out.keep_origin = (
-            f"the data spec {args.spec} (its keep:, or the whole recording; --validate-keep-time, "
-            "--validate-keep-samples or --validate-spec give DATA2 another)"
-        )
-    else:
-        out.keep_origin = "the whole recording (--keep-time / --keep-samples apply to DATA only)"
-    return out
-
-
 def add_verdict_arguments(p: argparse.ArgumentParser) -> None:
     """``--max-rre`` and ``--min-r2``."""
     p.add_argument(
@@ -412,30 +405,56 @@ def add_verdict_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Predict a recording with identified parameters; exit 1 when the verdict fails."""
+    return run_validate(ValidateOptions.from_namespace(args))
+
+
+def run_validate(options: ValidateOptions) -> int:
+    """``validate``'s stages: read (robot, parameters), validate, urdf, report; outputs checked first."""
     from motor_ident.commands.data_options import spec_defaults
+    from motor_ident.commands.pipeline import Pipeline, check_outputs
     from motor_ident.commands.torque_options import configured_gains
     from motor_ident.io.params import load_parameters
 
-    config = load_robot(args.robot)
-    spec_defaults(args, load_spec_arg(args))
-    regressor = config.build_regressor()
-    params = load_parameters(args.params, expected_names=regressor.names)
-    config, gains = configured_gains(args, config, params)
-    payload = validate_recording(
-        config,
-        regressor,
-        params.values,
-        args.data,
-        args,
-        report=args.report,
-        files={"parameters": args.params, "gains": getattr(args, "gains", None)},
-        gains=gains,
+    recording = options.recording
+    check_outputs(
+        {"--json": options.json, "--report": options.report, "--urdf-out": options.urdf_out},
+        {"PARAMS": options.params, "DATA": options.data, "--spec": recording.spec, "--gains": recording.gains},
+        directories=("--report",),
     )
-    payload = {"robot": config.name, "parameters": str(args.params), "method": params.method, **payload}
-    if args.urdf_out:
-        payload["urdf"] = write_urdf_of_file(args.urdf_out, config, regressor, params)
-    write_json(args.json, payload)
-    return 0 if payload["passed"] else 1
+    pipeline = Pipeline("validate", ("read", "validate", "urdf", "report"), json_path=options.json)
+    with pipeline.stage("read"):
+        config = load_robot(options.robot)
+        recording = spec_defaults(replace(recording, params=options.params), load_spec_arg(recording))
+        regressor = config.build_regressor()
+        params = load_parameters(options.params, expected_names=regressor.names)
+        config, gains = configured_gains(recording, config, params)
+    with pipeline.stage("validate"):
+        validation = validate_recording(
+            config,
+            regressor,
+            params.values,
+            options.data,
+            recording,
+            max_rre=options.max_rre,
+            min_r2=options.min_r2,
+            files={"parameters": options.params, "gains": recording.gains},
+            gains=gains,
+        )
+    pipeline.results = {"robot": config.name, "parameters": str(options.params), "method": params.method}
+    pipeline.results.update(validation.payload)
+    pipeline.keep()
+    if options.urdf_out:
+        with pipeline.stage("urdf"):
+            pipeline.results["urdf"] = write_urdf_of_file(options.urdf_out, config, regressor, params)
+    else:
+        pipeline.skip("urdf")
+    if options.report:
+        with pipeline.stage("report"):
+            write_validation_page(options.report, validation)
+            pipeline.results["report"] = validation.payload["report"]
+    else:
+        pipeline.skip("report")
+    return pipeline.exit_code(passed=bool(validation.payload["passed"]))
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -444,6 +463,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "validate",
         help="predict a separate recording with identified parameters and the nominal model; metrics and a verdict",
         description=__doc__,
+        epilog=EXIT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("params", help="identified parameters (the YAML identify --out writes)")

@@ -13,9 +13,13 @@ A record of raw measurements only has no ``tau``: it is then all NaN (`JointReco
 from __future__ import annotations
 
 import os
+import shutil
+import signal
 import tempfile
+import threading
 import zipfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -319,4 +323,46 @@ def atomic_write(path: str | Path, write: WriteFn) -> None:
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back (in the main thread) for a few renames; they arrive when it ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def atomic_directory(path: str | Path, write: WriteFn) -> None:
+    """Call ``write(tmp)`` on a temporary directory beside ``path``, then put its files into ``path``.
+
+    A new ``path`` is the temporary directory renamed into place. Into an existing directory (a
+    report written before, a folder that holds other files too) each entry moves over its namesake,
+    ``.html`` pages last, with SIGINT and SIGTERM held back meanwhile: an interruption or a failure
+    while writing leaves ``path`` as it was, never a page without its figures.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o755)  # mkdtemp creates 0700; reports are meant to be shared
+        with signals_held():
+            if not path.exists():
+                os.replace(tmp, path)
+                return
+            for entry in sorted(tmp.iterdir(), key=lambda e: (e.suffix == ".html", e.name)):
+                target = path / entry.name
+                if target.is_dir() and not target.is_symlink():
+                    shutil.rmtree(target)  # a sub-page the new one replaces
+                os.replace(entry, target)
+            tmp.rmdir()
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
         raise

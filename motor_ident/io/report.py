@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 from motor_ident.core.estimation.identification import Identification
 from motor_ident.core.rigid_body.base_params import COMBINATION, IDENTIFIABLE
 from motor_ident.core.rigid_body.regressor import Regressor
-from motor_ident.io.data import atomic_write
+from motor_ident.io.data import atomic_directory, atomic_write
 
 FloatArray = NDArray[np.float64]
 
@@ -126,13 +126,18 @@ def write_report(out_dir: str | Path, data: ReportInput, *, max_points: int = 20
         max_drawn: time series and scatter plots draw at most this many of those (drawing is what
             costs: a figure of 20000 points takes seconds to render).
     """
+    atomic_directory(
+        out_dir, lambda tmp: _write_into(tmp, data, max_points=max_points, max_drawn=max_drawn)
+    )  # whole or absent
+    return Path(out_dir) / "index.html"
+
+
+def _write_into(out: Path, data: ReportInput, *, max_points: int = 20000, max_drawn: int = 2500) -> None:
     import matplotlib  # here: matplotlib.pyplot costs ~0.7 s at import (measured, idle)
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     reg, res = data.regressor, data.result
     joints = reg.robot.joint_names
     n = len(joints)
@@ -239,7 +244,6 @@ def write_report(out_dir: str | Path, data: ReportInput, *, max_points: int = 20
     page = _page(data, figures)
     path = out / "index.html"
     atomic_write(path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
-    return path
 
 
 def _page(data: ReportInput, figures: list[tuple[str, str]]) -> str:

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from motor_ident.core.estimation.validation import AcceptanceLimits, PredictionMetrics, Verdict
-from motor_ident.io.data import atomic_write
+from motor_ident.io.data import atomic_directory, atomic_write
 from motor_ident.io.report import _FIGURE_CHECK, _STYLE, _subsample, save_figure
 
 FloatArray = NDArray[np.float64]
@@ -58,13 +58,16 @@ class ValidationReportInput:
 
 def write_validation_report(out_dir: str | Path, data: ValidationReportInput, *, max_drawn: int = 2500) -> Path:
     """Write the page of ``data`` into ``out_dir``; returns the path of ``index.html``."""
+    atomic_directory(out_dir, lambda tmp: _write_into(tmp, data, max_drawn=max_drawn))  # whole or absent
+    return Path(out_dir) / "index.html"
+
+
+def _write_into(out: Path, data: ValidationReportInput, *, max_drawn: int = 2500) -> None:
     import matplotlib  # here: matplotlib.pyplot costs ~0.7 s at import (measured, idle)
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     n = len(data.joints)
     drawn = _subsample(data.t.shape[0], max_drawn)
     fig, axes = plt.subplots(n, 1, figsize=(10, 1.9 * n + 0.6), sharex=True, squeeze=False)
@@ -98,7 +101,6 @@ def write_validation_report(out_dir: str | Path, data: ValidationReportInput, *,
     page = _page(data, [("prediction.png", "Measured and predicted torque"), ("rre.png", "Relative residual error")])
     path = out / "index.html"
     atomic_write(path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
-    return path
 
 
 def _page(data: ValidationReportInput, figures: list[tuple[str, str]]) -> str:

@@ -36,7 +36,7 @@ class ExcitationNode(ManagedNode):
     """Publishes the excitation in chunks, clocked by joint_states (a managed node: `motor_ident.ros.lifecycle`)."""
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__("excitation", **kwargs)
+        super().__init__("excitation", settings=ExcitationSettings, **kwargs)
 
     def build(self) -> None:
         """Configure: robot, trajectory (loaded or drawn), publisher."""

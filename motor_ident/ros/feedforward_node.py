@@ -80,7 +80,7 @@ class FeedforwardNode(ManagedNode):
     """Adapter between `RneaComputedTorque` and ROS (a managed node: `motor_ident.ros.lifecycle`)."""
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__("feedforward", **kwargs)
+        super().__init__("feedforward", settings=FeedforwardSettings, **kwargs)
         self.mode = "unconfigured"
 
     def build(self) -> None:

@@ -65,7 +65,7 @@ class FloatingIdentifierNode(ManagedNode):
     """Adapter between `OnlineFloatingBase` and ROS (a managed node: `motor_ident.ros.lifecycle`)."""
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__("floating_identifier", **kwargs)
+        super().__init__("floating_identifier", settings=FloatingIdentifierSettings, **kwargs)
 
     def build(self) -> None:
         """Configure: robot, floating-base regressor, its base parameters in stance, publishers, services."""

@@ -42,6 +42,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 
+from motor_ident.core.estimation.heldout_gate import describe_gate
 from motor_ident.errors import ConfigError
 from motor_ident.io.params import ParameterSet, load_drive_gains, load_parameters, save_parameters
 from motor_ident.ros.common import (
@@ -78,7 +79,7 @@ class IdentifierNode(ManagedNode):
     """Adapter between `OnlineIdentifier` and ROS (a managed node: `motor_ident.ros.lifecycle`)."""
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__("identifier", **kwargs)
+        super().__init__("identifier", settings=IdentifierSettings, **kwargs)
 
     def build(self) -> None:
         """Configure: robot, regressor, estimator (the SDP compiled here), publishers, services."""
@@ -121,7 +122,7 @@ class IdentifierNode(ManagedNode):
         self.get_logger().info(
             f"identifying {len(self.names)} base parameters of {self.config.name}; window "
             f"{settings.window_duration:g} s of samples at about {settings.sample_rate:g} Hz, "
-            f"gate R2 >= {gate.r2_threshold}"
+            f"gate: {describe_gate(gate, settings.improvement)}"
         )
         self._counts_logged = False
 
@@ -261,8 +262,8 @@ class IdentifierNode(ManagedNode):
         if settings.core.gate.require_consistent and not self.settings.core.gate.require_consistent:
             self.core.prepare_consistency_check()
         self.settings = settings
-        self.core.set_gate(settings.core.gate)
-        self.get_logger().info(f"gate settings now {settings.core.gate}")
+        self.core.set_gate(settings.core.gate, settings.core.improvement)
+        self.get_logger().info(f"gate settings now {settings.core.gate}, {settings.core.improvement}")
 
     def _on_use_nominal(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
         self.core.gate.forced_nominal = bool(request.data)
@@ -295,6 +296,11 @@ class IdentifierNode(ManagedNode):
                     "condition_number": fit.condition_number,
                 }
             )
+        values["gate_criterion"] = core.config.improvement.gate_criterion
+        evidence = getattr(core.gate, "evidence", None)  # the improvement gate's held-out errors
+        if evidence is not None:
+            values["heldout_rmse_per_joint"] = evidence.rmse_identified.tolist()
+            values["heldout_nominal_rmse_per_joint"] = evidence.rmse_nominal.tolist()
         verdict = core.gate.consistency
         if verdict is not None:
             values.update(

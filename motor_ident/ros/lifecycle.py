@@ -20,8 +20,13 @@ is true (`AUTOSTART`: for a node started on its own, ``ros2 run`` or its entry p
 lifecycle manager): `run_node` then configures and activates it once it is up. Launch files and
 ``motor-ident run`` drive the transitions themselves and leave the parameter false.
 
-Cleanup destroys what `build` made; the parameters stay declared, and those that are read-only
-while configured can be set while unconfigured and apply at the next configure. An exception in a
+Every parameter is declared at construction (`ManagedNode` from the node's settings class, with
+`declare_settings`), as ros2_control declares a controller's when it is loaded: a bringup reads
+and sets them while the node is unconfigured, a bad value is refused with the reason, and
+configure builds from the values set. A start value the schema refuses stops the process in one
+line, as for the plain nodes. Cleanup destroys what `build` made; the parameters stay declared,
+and those that are read-only while configured can be set while unconfigured and apply at the next
+configure. An exception in a
 transition goes to error processing (safe output, everything built destroyed: unconfigured). An
 exception in a callback while active is caught where the node is spun (`run_node`, the runner),
 not in the callback (no per-message cost): `ManagedNode.fail` sends the safe output, logs the error
@@ -63,7 +68,7 @@ class ManagedNode(LifecycleNode):
     """A lifecycle node built at configure, commanding only while active. Subclasses implement
     `build`, `start_commanding` and `safe_output`."""
 
-    def __init__(self, node_name: str, **kwargs: Any) -> None:
+    def __init__(self, node_name: str, *, settings: type, **kwargs: Any) -> None:
         super().__init__(node_name, **kwargs)
         self.declare_parameter(
             AUTOSTART,
@@ -79,9 +84,14 @@ class ManagedNode(LifecycleNode):
         self.commanding = False
         self._built: list[Any] = []
         self._activated: list[Any] = []
-        self._settings: Any = None
         self.settle_heap_after_configure = False
         """Set by `run_node` (the node's own process): `settle_heap` after each configure."""
+        self._on_settings: Callable[[Any], None] | None = None
+        self._check_settings: Callable[[Any], object] | None = None
+        # every parameter from the start, so a bringup can read and set them while unconfigured
+        self._settings: Any = declare_settings(
+            self, settings, self._settings_changed, self._settings_checked, configurable=lambda: not self.configured
+        )
 
     # -- hooks ---------------------------------------------------------------------------------
     def build(self) -> None:
@@ -111,26 +121,25 @@ class ManagedNode(LifecycleNode):
     def declared(
         self, cls: type[T], apply: Callable[[T], None] | None = None, check: Callable[[T], object] | None = None
     ) -> T:
-        """The node's settings: declared at the first configure (`declare_settings`), the latest values after.
+        """The node's settings (declared at construction from ``settings``, `declare_settings`): the
+        latest values, for `build`.
 
-        ``apply`` and ``check`` run only while the node is configured; settings that are not live
-        may be set only while it is unconfigured.
-
-        Raises:
-            ConfigError: a start value is refused (the node stays unconfigured).
+        ``apply`` (a live change) and ``check`` (values only the configured node can judge) run
+        only while the node is configured; settings that are not live may be set only while it is
+        unconfigured.
         """
-        if self._settings is None:
-
-            def on_change(settings: T) -> None:
-                self._settings = settings
-                if self.configured and apply is not None:
-                    apply(settings)
-
-            def checked(settings: T) -> object:
-                return check(settings) if self.configured and check is not None else None
-
-            self._settings = declare_settings(self, cls, on_change, checked, configurable=lambda: not self.configured)
+        if not isinstance(self._settings, cls):
+            raise TypeError(f"node {self.get_name()} declares {type(self._settings).__name__}, not {cls.__name__}")
+        self._on_settings, self._check_settings = apply, check
         return self._settings  # type: ignore[no-any-return]
+
+    def _settings_changed(self, settings: Any) -> None:
+        self._settings = settings
+        if self.configured and self._on_settings is not None:
+            self._on_settings(settings)
+
+    def _settings_checked(self, settings: Any) -> object:
+        return self._check_settings(settings) if self.configured and self._check_settings is not None else None
 
     # -- transitions ---------------------------------------------------------------------------
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:

@@ -4,7 +4,10 @@ Each served topic is subscribed raw (``raw=True``: rclpy hands over the CDR byte
 deserialized) and logged unchanged on a Foxglove channel of encoding ``cdr`` whose schema is the
 type's ``ros2msg`` definition from the installed message packages
 (`motor_ident.ros.msg_definitions`), the way foxglove_bridge serves a ROS 2 graph. The server is
-the ``foxglove-sdk`` package's (``pip install motor_ident[monitor]``).
+the ``foxglove-sdk`` package's (``pip install motor_ident[monitor]``), on a free port of
+127.0.0.1 behind `motor_ident.ros.monitor_handshake.HandshakeProxy`, which listens where the
+settings say and lets clients speak either subprotocol name, ``foxglove.sdk.v1`` or
+``foxglove.websocket.v1``.
 
 - Topics: `MonitorSettings.topics` (or every topic of the graph), looked for every
   ``discovery_period``, so nodes may start after the monitor; each is advertised to clients at
@@ -40,6 +43,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from motor_ident.errors import ConfigError
 from motor_ident.ros.bag_player import message_class
 from motor_ident.ros.common import LATCHED_QOS, load_robot, run_node
+from motor_ident.ros.monitor_handshake import HandshakeProxy
 from motor_ident.ros.monitor_parameters import ParameterBridge
 from motor_ident.ros.msg_definitions import MessageDefinitionError, ros2msg_schema
 from motor_ident.ros.parameters import declare_settings
@@ -86,22 +90,28 @@ class MonitorNode(Node):
         capabilities = [Capability.ClientPublish] if settings.allow_client_publish else []
         capabilities += [Capability.Parameters] if settings.allow_parameters else []
         self.parameters = ParameterBridge(self) if settings.allow_parameters else None
-        try:
+        cannot_serve = (
+            f"node monitor: cannot serve on {settings.host}:{settings.port}: {{}}; choose another port "
+            "(parameter port, --port / --monitor-port; 0: any free port)"
+        )
+        try:  # the SDK's server on this machine only; clients reach it through the handshake proxy
             self.server = foxglove.start_server(
                 name="motor_ident monitor",
-                host=settings.host,
-                port=settings.port,
+                host="127.0.0.1",
+                port=0,
                 capabilities=capabilities,
                 supported_encodings=["cdr"] if settings.allow_client_publish else None,
                 server_listener=_Listener(self),
                 context=self.fox,
             )
         except RuntimeError as exc:  # foxglove raises RuntimeError when it cannot bind
-            raise ConfigError(
-                f"node monitor: cannot serve on {settings.host}:{settings.port}: {exc}; choose another port "
-                "(parameter port, --port / --monitor-port; 0: any free port)"
-            ) from None
-        self.port = int(self.server.port)
+            raise ConfigError(cannot_serve.format(exc)) from None
+        try:
+            self.proxy = HandshakeProxy(host=settings.host, port=settings.port, upstream_port=int(self.server.port))
+        except OSError as exc:
+            self.server.stop()
+            raise ConfigError(cannot_serve.format(exc)) from None
+        self.port = self.proxy.port
         self.url = f"ws://{settings.host}:{self.port}"
         reach = (
             "this machine only; parameter host, e.g. --host 0.0.0.0 / --monitor-host 0.0.0.0, serves other machines"
@@ -242,6 +252,8 @@ class MonitorNode(Node):
 
     def destroy_node(self) -> None:
         """Stop the server (none when the constructor could not start it), then the node."""
+        if "proxy" in vars(self):
+            self.proxy.stop()
         if "server" in vars(self):
             self.server.stop()
         super().destroy_node()

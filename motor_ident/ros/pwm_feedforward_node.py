@@ -70,7 +70,7 @@ class PwmFeedforwardNode(ManagedNode):
     """Adapter between `pwm_feedforward` and ROS (a managed node: `motor_ident.ros.lifecycle`)."""
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__("pwm_feedforward", **kwargs)
+        super().__init__("pwm_feedforward", settings=PwmFeedforwardSettings, **kwargs)
 
     def build(self) -> None:
         """Configure: motor chains, transmission, publishers, the state and reference inputs."""

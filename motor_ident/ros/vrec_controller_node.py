@@ -55,7 +55,7 @@ class VrecControllerNode(ManagedNode):
     """Adapter between per-joint `VrecController` loops and ROS (a managed node: `motor_ident.ros.lifecycle`)."""
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__("vrec_controller", **kwargs)
+        super().__init__("vrec_controller", settings=VrecControllerSettings, **kwargs)
 
     def build(self) -> None:
         """Configure: the per-joint loops (gains designed here), publishers, link and reference inputs."""

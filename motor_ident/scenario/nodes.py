@@ -109,7 +109,8 @@ class SimRobotSettings:
 
 @dataclass(frozen=True)
 class IdentifierSettings:
-    """identifier: sliding-window identification with an R^2 gate (Kolathaya et al. 2016)."""
+    """identifier: sliding-window identification; its gate switches to the identified model once it predicts
+    held-out torques clearly better than the nominal one (gate_criterion r2: the R^2 gate of Kolathaya et al. 2016)."""
 
     robot: str = _robot()
     core: IdentifierConfig = inline(IdentifierConfig)

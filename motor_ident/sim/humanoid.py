@@ -26,7 +26,7 @@ joint torques. Not simulated: foot slip, sensor dynamics and drift.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import mujoco
 import numpy as np
@@ -154,6 +154,8 @@ class HumanoidRun:
         base_position, base_quaternion: true base pose (N, 3), (N, 4) [qx, qy, qz, qw].
         friction: `friction_check` of the recorded wrenches (feet in contact only).
         contact: which feet are welded to the ground per sample (N, c).
+        clean: the same record without sensor noise or biases, the true base position included:
+            the states as they were, for telling the reconstruction's error from the parameters'.
     """
 
     record: FloatingBaseRecord
@@ -162,6 +164,7 @@ class HumanoidRun:
     base_quaternion: FloatArray
     friction: dict[str, float]
     contact: NDArray[np.bool_]
+    clean: FloatingBaseRecord
 
 
 def _perturbed_urdf(config: RobotConfig, sim: HumanoidSimConfig) -> str:
@@ -496,6 +499,7 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
         for s in range(_substeps(sim)):
             data.ctrl[actuators] = reference(k * dt + (s + 1) * dt / _substeps(sim)) + tau_ff / kp
             mujoco.mj_step(model, data)
+    quiet = replace(sim, **{f.name: 0.0 for f in fields(sim) if f.name.endswith(("_noise", "_bias"))})  # type: ignore[arg-type]
     return HumanoidRun(
         record=_noisy_record(config, sim, rng, t, out, contact),
         theta_true=theta_true,
@@ -505,6 +509,9 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
             out["sole_wrench"], fb.friction_coefficient, fb.foot_size, contact=contact, margin=sim.cop_margin
         ),
         contact=contact,
+        clean=replace(
+            _noisy_record(config, quiet, np.random.default_rng(0), t, out, contact), base_position=out["base_p"]
+        ),
     )
 
 

@@ -43,6 +43,16 @@ def test_synth_identify_validate_and_export(tmp_path: Path) -> None:
     # forces (fx, fy, fz): the mass the URDF gets wrong; 3 s of motion excite too little for the torques
     assert np.mean(validation["identified"]["nrmse"][:3]) < 0.5 * np.mean(validation["nominal"]["nrmse"][:3])
     assert (tmp_path / "identified.urdf").is_file() and fit["min_pseudo_inertia_eigenvalue"] > -1e-6
+    # the held-out error split into the states' share and the parameters'
+    assert "of which the states and sensors" in done.stdout
+    assert np.all(np.array(validation["floor"]["nrmse"]) <= np.array(validation["determined"]["nrmse"]) + 1e-12)
+    # the base orientation's tilt, and the URDF recommended where the data know less than it
+    assert "base orientation's constant tilt" in done.stdout and len(fit["imu_tilt"]) == 2
+    assert fit["prefer_nominal"]["com"][2] and "use the URDF's CoM z" in done.stdout
+    # the exported links: the per-link table, every mass positive, the total the identified one
+    links = fit["urdf"]["links"]
+    assert "exported kg" in done.stdout and len(links["mass"]) == 16 and min(links["mass"]) > 0.0
+    assert abs(sum(links["mass"]) / fit["total_mass"] - 1.0) < 3e-3
 
 
 def test_identify_from_a_bag(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from motor_ident.commands.identify import online_replay
+from motor_ident.commands.online_replay import online_replay
 from motor_ident.io.data_spec import load_spec, read_with_spec
 from motor_ident.io.preprocess import prepare_record
 from motor_ident.io.robot_config import load_robot_config

@@ -61,6 +61,7 @@ REFUSED_WHEN_PARSED = {
         "--joint-states-topic names a topic of a rosbag2 bag",
     ),
     "--rows without --floating-base": ("identify DATA --rows all", "--rows applies to --floating-base only"),
+    "--imu-tilt without --floating-base": ("identify DATA --imu-tilt trust", "--imu-tilt applies to --floating-base"),
     "--out with --floating-base": ("identify DATA --floating-base --out p.yaml", "--out does not apply with"),
     "synth --single-support": ("synth --out {tmp}/s.npz --single-support 2", "--single-support applies to"),
     "synth --floating-base --payload-mass": (

@@ -78,11 +78,11 @@ def test_the_demo_plots_leave_nothing_when_interrupted(interrupted_savefig: list
 
 
 def test_identify_interrupted_in_its_report_leaves_no_image(interrupted_savefig: list[Path], tmp_path: Path) -> None:
-    """``motor-ident identify`` with its HTML report, interrupted in the first figure: no PNG, no page."""
+    """``motor-ident identify`` with its HTML report, interrupted in the first figure: exit 130, no PNG, no page."""
     from motor_ident.cli import main
 
     data = tmp_path / "data.npz"
     assert main(["synth", "--robot", "szabo_3dof", "--duration", "2", "--rate", "100", "--out", str(data)]) == 0
-    with pytest.raises(Interrupted):
-        main(["identify", str(data), "--robot", "szabo_3dof", "--report", str(tmp_path / "report")])
+    assert main(["identify", str(data), "--robot", "szabo_3dof", "--report", str(tmp_path / "report")]) == 130
     assert len(interrupted_savefig) == 1 and _images(tmp_path) == ["data.npz"]
+    assert not (tmp_path / "report").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["data.npz"]

@@ -34,9 +34,11 @@ from tests.ros.hostile_publisher import KINDS, malformed
 HOSTILE = Path(__file__).with_name("hostile_publisher.py")
 JOINTS = ("j1", "j2", "j3")
 IDENTIFIER, FEEDFORWARD = "motor_ident: identifier", "motor_ident: feedforward"
-# A 2 s window: the gate can open at 2.02 s of simulated time (measured without a hostile
-# publisher); 4 s leave room for an identifier process that lags the lockstep loop when loaded.
-RUN = {"duration": 4.0, "lockstep": True, "overrides": {"identifier": {"window_duration": 2.0}}}
+# A 2 s window: the gate can open at 4.4 s of simulated time (measured without a hostile publisher:
+# the window's conditioning passes at 2 s, then 1 s of held-out predictions, 1 s until the model's
+# drift can be measured and 0.4 s of passing refits); 6 s leave room for an identifier process that
+# lags the lockstep loop when loaded.
+RUN = {"duration": 6.0, "lockstep": True, "overrides": {"identifier": {"window_duration": 2.0}}}
 
 
 def _reason(msg, index: JointIndex, stamps: StampOrder, fields=("position", "velocity", "effort")) -> str:

@@ -1,5 +1,6 @@
 """The monitor node over DDS with a Foxglove protocol client: bytes forwarded unchanged, latched
-topics resent to late subscribers, nothing accepted from clients unless enabled."""
+topics resent to late subscribers, nothing accepted from clients unless enabled, clients of
+either subprotocol name served."""
 
 from __future__ import annotations
 
@@ -50,6 +51,79 @@ def test_forwards_serialized_bytes_and_resends_latched(ros) -> None:
     # rclpy's serialize_message leaves padding and trailing bytes uninitialised: compare messages
     assert deserialize_message(got["/joint_states"][0], JointState) == msg
     assert deserialize_message(got["/identifier/gate_open"][0], Bool) == Bool(data=True)
+
+
+@pytest.mark.parametrize(
+    ("offered", "agreed"),
+    [
+        (["foxglove.sdk.v1"], "foxglove.sdk.v1"),  # Foxglove since the SDK, Lichtblick after 1.21
+        (["foxglove.websocket.v1"], "foxglove.websocket.v1"),  # Lichtblick up to 1.21, @foxglove/ws-protocol
+        (["foxglove.websocket.v1", "foxglove.sdk.v1"], "foxglove.sdk.v1"),
+    ],
+)
+def test_clients_of_either_subprotocol_name_connect(ros, offered: list[str], agreed: str) -> None:
+    """A plain WebSocket client offering ``offered`` completes the handshake with ``agreed`` and
+    receives serverInfo and the advertise of /robot_description."""
+    import json
+
+    from websockets.sync.client import connect
+
+    from motor_ident.ros.monitor_node import MonitorNode
+
+    monitor = ros.add(MonitorNode, port=0, robot="valkyrie_arm", topics=["/none"])
+    ops: list[str] = []
+    advertised: list[str] = []
+    with connect(monitor.url, subprotocols=offered, open_timeout=20.0) as ws:  # type: ignore[arg-type]
+        assert ws.subprotocol == agreed
+        while "advertise" not in ops:
+            frame = json.loads(ws.recv(timeout=20.0))
+            ops.append(frame["op"])
+            advertised += [channel["topic"] for channel in frame.get("channels", [])]
+    assert ops[0] == "serverInfo" and "/robot_description" in advertised
+    assert monitor.proxy.renamed == (agreed == "foxglove.websocket.v1")
+
+
+def test_aborted_and_garbage_connections_leave_the_monitor_serving(ros) -> None:
+    """Clients that hang up before, during or instead of a handshake (or reset the connection)
+    leave no socket held, an over-long request head gets HTTP 431, and a client connects after."""
+    import os
+    import socket
+    import struct
+    import time
+
+    from websockets.sync.client import connect
+
+    from motor_ident.ros.monitor_node import MonitorNode
+
+    monitor = ros.add(MonitorNode, port=0, topics=["/none"])
+    address = ("127.0.0.1", monitor.port)
+    for opening in (b"", b"GET / HTTP/1.1\r\nSec-WebSocket-Protocol: foxglove.websocket.v1\r\n", os.urandom(5000)):
+        for reset in (False, True):
+            with socket.create_connection(address) as sock:
+                if reset:  # close with RST instead of FIN
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                sock.sendall(opening)
+    with socket.create_connection(address, timeout=20.0) as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\nX: " + b"a" * 20000)
+        assert sock.recv(64).startswith(b"HTTP/1.1 431")
+    deadline = time.monotonic() + 20.0
+    while monitor.proxy.open_connections and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert monitor.proxy.open_connections == 0
+    with connect(monitor.url, subprotocols=["foxglove.websocket.v1"], open_timeout=20.0) as ws:  # type: ignore[list-item]
+        assert ws.subprotocol == "foxglove.websocket.v1"
+
+
+def test_other_subprotocols_are_refused(ros) -> None:
+    """A client offering neither Foxglove name gets HTTP 400, as from the SDK's own server."""
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    from motor_ident.ros.monitor_node import MonitorNode
+
+    monitor = ros.add(MonitorNode, port=0, topics=["/none"])
+    with pytest.raises(InvalidStatus, match="400"):
+        connect(monitor.url, subprotocols=["foxglove.websocket.v2"], open_timeout=20.0)  # type: ignore[list-item]
 
 
 def test_client_publishing_refused_by_default_and_forwarded_when_enabled(ros) -> None:

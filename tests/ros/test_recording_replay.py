@@ -37,7 +37,7 @@ def bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_played_bag_gives_the_offline_gate_timeline(ros, bag: Path, tmp_path: Path) -> None:
     """Every joint state reaches the node; its gate changes (stamp, state) and last R2 are offline replay's."""
-    from motor_ident.commands.identify import online_replay
+    from motor_ident.commands.online_replay import online_replay
     from motor_ident.io.bags.read import read_bag
     from motor_ident.ros.identifier_node import IdentifierNode
 

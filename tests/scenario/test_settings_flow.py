@@ -34,7 +34,7 @@ def robot_only(tmp_path: Path) -> Path:
 def test_default_reaches_closed_loop_identify_and_docs(window_321, robot_only, monkeypatch) -> None:
     """Closed loop, identify --online and the generated table all use the patched window."""
     import motor_ident.scenario.build as build
-    from motor_ident.commands.identify import online_replay
+    from motor_ident.commands.online_replay import online_replay
     from motor_ident.scenario.closed_loop import build_closed_loop
     from motor_ident.scenario.nodes import parameters_markdown
 

@@ -100,6 +100,18 @@ def test_real_feet_could_hold_the_double_support_wrenches(humanoid: tuple[RobotC
     assert bool(run.contact.all()) and run.record.contact is not None  # no single support asked for
 
 
+def test_clean_record_is_the_noisy_one_without_sensor_errors(humanoid: tuple[RobotConfig, HumanoidRun]) -> None:
+    """The noise-free record holds the true base position and differs from the sensors' by their noise only."""
+    _, run = humanoid
+    clean, noisy = run.clean, run.record
+    assert clean.base_position is not None and noisy.base_position is None
+    np.testing.assert_array_equal(clean.base_position, run.base_position)
+    encoder = np.std(noisy.q - clean.q)
+    assert 1e-4 < encoder < 4e-4  # the default 2e-4 rad
+    gyro_bias = np.abs(np.mean(noisy.imu_gyro - clean.imu_gyro, axis=0))
+    assert np.all(gyro_bias < 0.01)
+
+
 def _gravity_direction(Q: np.ndarray) -> np.ndarray:
     """Up (-gravity) in the base frame per sample, (N, 3)."""
     import pinocchio as pin

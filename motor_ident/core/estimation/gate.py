@@ -18,7 +18,9 @@ FloatArray = NDArray[np.float64]
 
 @dataclass(frozen=True)
 class GateConfig:
-    """When the identified model may be used.
+    """When the identified model may be used: the conditions every gate checks (buffer, conditioning,
+    physical consistency) and the settings of the R^2 gate (Kolathaya et al. 2016; the identifier's
+    ``gate_criterion: r2``, and the floating-base identifier's gate).
 
     Attributes:
         r2_threshold: open when every joint's R^2 reaches it (Kolathaya et al. 2016: 0.95).
@@ -36,10 +38,10 @@ class GateConfig:
     """
 
     r2_threshold: float = setting(
-        0.95, "open the gate when every joint's R2 reaches this", low=0.0, high=1.0, open=(True, False), live=True
+        0.95, "R2 gate: open when every joint's R2 reaches this", low=0.0, high=1.0, open=(True, False), live=True
     )
     r2_hysteresis: float = setting(
-        0.02, "close it when some joint's R2 falls below threshold minus this", low=0.0, high=1.0, live=True
+        0.02, "R2 gate: close when some joint's R2 falls below threshold minus this", low=0.0, high=1.0, live=True
     )
     max_condition_number: float = setting(
         1e4, "refuse windows whose scaled regressor is worse conditioned", low=1.0, open=(True, False), live=True
@@ -52,10 +54,14 @@ class GateConfig:
         choices=("uncentred", "centred", "predicted"),
         live=True,
     )
-    require_consistent: bool = setting(True, "open only for physically consistent estimates", live=True)
+    require_consistent: bool = setting(
+        True,
+        "open only for physically consistent estimates (improvement gate: judge the nearest consistent parameters)",
+        live=True,
+    )
     consistency_confidence: float = setting(
         0.99,
-        "chi-square quantile the projection onto valid bodies may cost",
+        "R2 gate: chi-square quantile the projection onto valid bodies may cost",
         low=0.0,
         high=1.0,
         open=(True, True),
@@ -98,16 +104,12 @@ class ModelGate:
         """
         cfg = self.config
         self.consistency = None
-        if self.forced_nominal:
+        if self.forced_nominal:  # the user's override: the evidence so far still counts afterwards
             self.open, self.reason = False, "nominal model forced by the user (~/use_nominal)"
             return False
         if fit is None:
             self.open, self.reason = False, "no estimate yet"
-            return False
-        r2 = fit.r2_of(cfg.r2_definition)
-        worst = float(np.min(r2))  # NaN (no held-out prediction yet) keeps the gate closed
-        threshold = cfg.r2_threshold - (cfg.r2_hysteresis if self.open else 0.0)
-        if cfg.require_full_buffer and not window_full:
+        elif cfg.require_full_buffer and not window_full:
             self.open, self.reason = False, f"buffer filling ({fit.count} samples)"
         elif not np.all(np.isfinite(fit.theta)):
             self.open, self.reason = False, "estimate is not finite"
@@ -116,14 +118,25 @@ class ModelGate:
                 False,
                 f"condition number {fit.condition_number:.3g} > {cfg.max_condition_number:.3g}",
             )
-        elif not worst >= threshold:
-            self.open, self.reason = (
-                False,
-                f"R2 {worst:.3f} < {threshold:.3f} (joint {int(np.nanargmin(r2)) if np.any(np.isfinite(r2)) else 0})",
-            )
         else:
-            self.open, self.reason = self._physical(fit, check)
+            self.open, self.reason = self._judge(fit, check)
+            return self.open
+        self._held_back()
         return self.open
+
+    def _held_back(self) -> None:
+        """A condition before the criterion failed (buffer, finite estimate, conditioning)."""
+
+    def _judge(self, fit: WindowFit, check: Callable[[WindowFit], ConsistencyResult] | None) -> tuple[bool, str]:
+        """The criterion (Kolathaya et al. 2016): every joint's R^2 over the threshold, then physical validity."""
+        cfg = self.config
+        r2 = fit.r2_of(cfg.r2_definition)
+        worst = float(np.min(r2))  # NaN (no held-out prediction yet) keeps the gate closed
+        threshold = cfg.r2_threshold - (cfg.r2_hysteresis if self.open else 0.0)
+        if not worst >= threshold:
+            joint = int(np.nanargmin(r2)) if np.any(np.isfinite(r2)) else 0
+            return False, f"R2 {worst:.3f} < {threshold:.3f} (joint {joint})"
+        return self._physical(fit, check)
 
     def _physical(self, fit: WindowFit, check: Callable[[WindowFit], ConsistencyResult] | None) -> tuple[bool, str]:
         if check is None:

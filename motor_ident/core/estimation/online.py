@@ -12,7 +12,10 @@ Each refit may be pulled toward a nominal parameter vector (Kolathaya et al. 201
 alpha), which keeps directions the window does not excite at their nominal values instead of
 making the solve singular.
 
-`ModelGate` decides whether the identified model may be used (Kolathaya et al. 2016: buffer full and
+The gate decides whether the identified model may be used. By default it is the improvement gate
+(`motor_ident.core.estimation.heldout_gate.ImprovementGate`): the model's predictions of samples
+not yet in the window, against the nominal model's, which holds under model error on real
+robots. ``gate_criterion: r2`` selects `ModelGate` (Kolathaya et al. 2016: buffer full and
 R^2 >= 0.95), adding a condition-number limit, hysteresis so it does not chatter, and physical
 validity: the estimate must be explained by bodies with positive semidefinite pseudo-inertias and
 friction of the right sign, exactly or within its noise (`motor_ident.core.estimation.consistency`). The
@@ -31,6 +34,13 @@ from numpy.typing import ArrayLike, NDArray
 from motor_ident.core.estimation.consistency import ConsistencyChecker, ConsistencyResult
 from motor_ident.core.estimation.constraints import physical_constraints
 from motor_ident.core.estimation.gate import GateConfig, ModelGate
+from motor_ident.core.estimation.heldout_gate import (
+    HeldOutEvidence,
+    ImprovementGate,
+    ImprovementGateConfig,
+    prediction_change,
+    window_scale,
+)
 from motor_ident.core.estimation.sliding_window import SlidingWindowLS, WindowFit
 from motor_ident.core.rigid_body.base_params import BaseParameters
 from motor_ident.core.rigid_body.regressor import Regressor
@@ -129,7 +139,9 @@ class IdentifierConfig:
             stays out of the window, the other joints' equations of that sample are kept: near
             rest, dry friction is anywhere between its static limits (a sticking joint fits no
             friction model); 0 keeps every equation.
-        gate: when the identified model may be used.
+        gate: when the identified model may be used (the conditions every gate checks, and the
+            R^2 gate's settings).
+        improvement: which gate decides, and the improvement gate's settings.
     """
 
     window_duration: float = setting(
@@ -163,6 +175,7 @@ class IdentifierConfig:
         0.0, "a joint slower than this leaves its equation out of the window (0: keep all)", unit="rad/s", low=0.0
     )
     gate: GateConfig = inline(GateConfig)
+    improvement: ImprovementGateConfig = inline(ImprovementGateConfig)
 
     def __post_init__(self) -> None:
         check(self)
@@ -250,12 +263,19 @@ class OnlineIdentifier:
         self._block_Y = np.zeros((n, base.n_base))  # sums over the decimation block being averaged
         self._block_tau = np.zeros(n)
         self._block_count = np.zeros(n)  # samples per joint in the block's sums (min_velocity)
+        self._block_speed = np.zeros(n)  # fastest |qd| in the block (the improvement gate's rest test)
         self._aligned = 0  # delay-aligned samples since the start or the last reset
         self.window = SlidingWindowLS(
             n, base.n_base, counts.window, theta_nominal=self.theta_nominal, alpha=config.alpha
         )
-        self.gate = ModelGate(config.gate)
+        self.gate = (
+            ImprovementGate(config.gate, config.improvement, regressor.robot.joint_names)
+            if config.improvement.gate_criterion == "improvement"
+            else ModelGate(config.gate)
+        )
         self.heldout = HeldOutR2(n, counts.window)
+        self.evidence = HeldOutEvidence(n, counts.window)
+        self._candidate: FloatArray | None = None  # base parameters the improvement gate would switch to
         self.filter = EmaDerivative(n, config.velocity_cutoff_hz)
         self._delay: DelayLine | None = None
         self._Y = np.zeros((1, n, regressor.n_parameters))
@@ -314,10 +334,19 @@ class OnlineIdentifier:
             fit.theta, self.window.stats, fit.rmse, confidence=self.config.gate.consistency_confidence
         )
 
-    def set_gate(self, gate: GateConfig) -> None:
-        """Use new gate settings from the next refit on (the window and its fit are kept)."""
-        self.config = dataclasses.replace(self.config, gate=gate)
+    def set_gate(self, gate: GateConfig, improvement: ImprovementGateConfig | None = None) -> None:
+        """Use new gate settings from the next refit on (the window and its fit are kept); the
+        criterion (``gate_criterion``) stays the one the identifier was built with."""
+        improvement = self.config.improvement if improvement is None else improvement
+        if improvement.gate_criterion != self.config.improvement.gate_criterion:
+            raise ConfigError(
+                f"gate_criterion {improvement.gate_criterion!r}: the identifier was built with "
+                f"{self.config.improvement.gate_criterion!r} (restart to change it)"
+            )
+        self.config = dataclasses.replace(self.config, gate=gate, improvement=improvement)
         self.gate.config = gate
+        if isinstance(self.gate, ImprovementGate):
+            self.gate.improvement = improvement
 
     def prepare_consistency_check(self) -> ConsistencyChecker:
         """Import cvxpy, compile the SDP and solve it once (1-2 s cold): call it at start-up so
@@ -333,6 +362,8 @@ class OnlineIdentifier:
         """Empty the buffers and close the gate."""
         self.window.reset()
         self.heldout.reset()
+        self.evidence.reset()
+        self._candidate = None
         self.filter.reset()
         if self._delay is not None:
             self._delay.reset()
@@ -348,6 +379,7 @@ class OnlineIdentifier:
         base regressor rows and torques, each joint's only when min_velocity keeps it."""
         n = qdd.size
         q, qd, tau = aligned[:n], aligned[n : 2 * n], aligned[2 * n :]
+        np.maximum(self._block_speed, np.abs(qd), out=self._block_speed)
         Y = self.base.base_regressor(self.regressor.rows(q, qd, qdd, out=self._Y)[0])
         if self.config.min_velocity > 0.0:
             keep = np.abs(qd) >= self.config.min_velocity
@@ -363,6 +395,7 @@ class OnlineIdentifier:
         self._block_Y[:] = 0.0
         self._block_tau[:] = 0.0
         self._block_count[:] = 0.0
+        self._block_speed[:] = 0.0
 
     def add_sample(self, t: float, q: ArrayLike, qd: ArrayLike, tau: ArrayLike) -> bool:
         """Feed one measurement; returns False when it was dropped (non-finite, clock went back).
@@ -411,6 +444,7 @@ class OnlineIdentifier:
         used = self._block_count > 0
         weight = 1.0 / np.maximum(self._block_count, 1)
         Y, tau = self._block_Y * weight[:, None], self._block_tau * weight
+        moving = self._block_speed >= self.config.improvement.rest_velocity
         self._empty_block()
         mask = None
         if self.config.min_velocity > 0.0:
@@ -418,6 +452,10 @@ class OnlineIdentifier:
             self.samples_near_rest += ~mask
         theta = self.theta_nominal if self.fit is None else self.fit.theta
         self.heldout.add(tau, Y @ theta, mask)  # predicted before the sample is fitted
+        if self._candidate is not None:
+            self.evidence.add(
+                tau, Y @ self._candidate, Y @ self.theta_nominal, moving if mask is None else moving & mask
+            )
         self.window.add(Y, tau, mask)
         self.samples_used += 1
         self._since_refit += 1
@@ -440,6 +478,7 @@ class OnlineIdentifier:
                 n, self.base.n_base, self.counts.window, theta_nominal=self.theta_nominal, alpha=config.alpha
             )
             self.heldout = HeldOutR2(n, self.counts.window)
+            self.evidence = HeldOutEvidence(n, self.counts.window)
         return self.counts
 
     def refit(self) -> WindowFit | None:
@@ -450,6 +489,41 @@ class OnlineIdentifier:
         except EstimationError:
             fit = None
         self.fit = None if fit is None else dataclasses.replace(fit, r2_predicted=self.heldout.r2())
+        if isinstance(self.gate, ImprovementGate):
+            self._judge_improvement(self.gate, self.fit)
+            return self.fit
         check = self.check_consistency if self.config.gate.require_consistent else None
         self.gate.update(self.fit, self.window.full, check)
         return self.fit
+
+    def _judge_improvement(self, gate: ImprovementGate, fit: WindowFit | None) -> None:
+        """Update the improvement gate on the held-out evidence, then make this fit (or its nearest
+        consistent parameters) the candidate that predicts the next samples."""
+        projection, failure, candidate = None, "", None
+        usable = fit is not None and np.all(np.isfinite(fit.theta))
+        if fit is not None and usable and fit.condition_number <= self.config.gate.max_condition_number:
+            candidate = fit.theta
+            if self.config.gate.require_consistent:
+                try:
+                    projection = self.check_consistency(fit)
+                    candidate = projection.theta_base
+                except EstimationError as exc:
+                    failure, candidate = str(exc), None
+        rate = self.counts.rate_hz if self.counts is not None else self.config.sample_rate
+        needed = max(2, min(int(round(self.config.improvement.evidence_duration * rate)), self.window.window))
+        stats, cost, drift = self.window.stats, None, None
+        scale = window_scale(stats, self.config.improvement.torque_floor_fraction)
+        if fit is not None and projection is not None:
+            cost = (stats.metrics(projection.theta_base).rmse - fit.rmse) / scale
+        earlier = gate.candidate_before(self.samples_used - needed)
+        if candidate is not None and earlier is not None:
+            drift = prediction_change(stats, candidate - earlier) / scale
+        gate.evidence, gate.evidence_needed = self.evidence.summary(needed), needed
+        refit_every = self.counts.refit_every if self.counts is not None else 1
+        gate.passes_needed = 1 + int(self.config.improvement.stable_duration * rate / refit_every + 1e-9)
+        gate.projection, gate.projection_failure, gate.consistency_cost = projection, failure, cost
+        gate.drift = drift
+        gate.update(fit, self.window.full)
+        if candidate is not None:
+            gate.remember(self.samples_used, candidate)
+        self._candidate = candidate

@@ -28,6 +28,7 @@ from motor_ident.core.estimation.constraints import PhysicalConstraints, min_pse
 from motor_ident.core.estimation.covariance import with_residual_covariance
 from motor_ident.core.estimation.identification import CACHE_BYTES
 from motor_ident.core.estimation.least_squares import Fit, FitMetrics, RegressionStatistics, fit_metrics
+from motor_ident.core.floating_base.export import link_lengths, prior_spread
 from motor_ident.core.floating_base.model import ROOT_JOINT, FloatingBaseRegressor
 from motor_ident.core.floating_base.stance import stance_states
 from motor_ident.core.rigid_body.base_params import UNIDENTIFIABLE, BaseParameters, base_parameters
@@ -51,6 +52,32 @@ def row_count(regressor: FloatingBaseRegressor, rows: str) -> int:
     if rows not in ROW_SETS:
         raise ConfigError(f"rows = {rows!r}: expected one of {ROW_SETS}")
     return 6 if rows == "base" else 6 + regressor.floating.n
+
+
+TILT_AXES = ("x", "y")
+"""World axes about which `identify_floating_base` estimates a constant error of the base
+orientation (a tilt: a rotation about the vertical changes no wrench)."""
+
+
+def tilt_columns(
+    regressor: FloatingBaseRegressor, Q: FloatArray, V: FloatArray, A: FloatArray, theta: FloatArray, rows: int
+) -> FloatArray:
+    """Change of the predicted rows per radian of base tilt about each world axis of `TILT_AXES`, (N, rows, 2).
+
+    The base orientation R_WB of ``Q`` is replaced by exp(eps e_j) R_WB: in the base frame only gravity's
+    direction changes (V and A are base-frame quantities), by -eps (R_WB' e_j) x g. Full parameters ``theta``
+    (p,) weigh the rows (the change is bilinear: `identify_floating_base` weighs them with the URDF's
+    and rescales the tilt by the ratio of the URDF's total mass to the identified one).
+    """
+    eps = 1e-6
+    base = regressor.rows(Q, V, A, count=rows) @ theta
+    out = np.empty((Q.shape[0], rows, len(TILT_AXES)))
+    for j in range(len(TILT_AXES)):
+        turn = pin.Quaternion(pin.exp3(eps * np.eye(3)[j]))
+        tilted = Q.copy()
+        tilted[:, 3:7] = [(turn * pin.Quaternion(np.asarray(x))).coeffs() for x in Q[:, 3:7]]
+        out[:, :, j] = (regressor.rows(tilted, V, A, count=rows) @ theta - base) / eps
+    return out
 
 
 def structural_base_parameters(
@@ -213,22 +240,47 @@ def centre_of_mass(
 ) -> Estimate:
     """Whole-body centre of mass (3,) [m] in the world at configuration ``q_reference`` (7 + n,)
     of full parameters ``theta_full``, with its standard deviation by the delta method."""
-    model = regressor.floating.model
-    data = model.createData()
-    pin.forwardKinematics(model, data, np.asarray(q_reference, dtype=float))
-    order = [ROOT_JOINT, *regressor.floating.robot.joint_names]
-    C = np.zeros((4, base.n_full))  # rows: first moment in the world (3), mass
-    for k, name in enumerate(order):
-        placement = data.oMi[model.getJointId(name)]
-        C[:3, 10 * k] = placement.translation
-        C[:3, 10 * k + 1 : 10 * k + 4] = placement.rotation
-        C[3, 10 * k] = 1.0
+    C = _mass_functionals(regressor, q_reference)
     W, ok = _linear_functional(base, C)
     h = C @ np.asarray(theta_full, dtype=float)
     com = h[:3] / h[3]
     J = (W[:, :3] - np.outer(W[:, 3], com)).T / h[3]  # d com / d theta_base, (3, r)
     cov = J @ np.asarray(covariance, dtype=float) @ J.T
     return Estimate(com, np.sqrt(np.clip(np.diag(cov), 0.0, None)), ok[:3] & ok[3])
+
+
+def _mass_functionals(regressor: FloatingBaseRegressor, q_reference: ArrayLike) -> FloatArray:
+    """C (4, p): first moment of the whole body in the world (3 rows) and its mass, linear in theta."""
+    model = regressor.floating.model
+    data = model.createData()
+    pin.forwardKinematics(model, data, np.asarray(q_reference, dtype=float))
+    order = [ROOT_JOINT, *regressor.floating.robot.joint_names]
+    C = np.zeros((4, regressor.n_parameters))
+    for k, name in enumerate(order):
+        placement = data.oMi[model.getJointId(name)]
+        C[:3, 10 * k] = placement.translation
+        C[:3, 10 * k + 1 : 10 * k + 4] = placement.rotation
+        C[3, 10 * k] = 1.0
+    return C
+
+
+def nominal_mass_and_com(
+    regressor: FloatingBaseRegressor, q_reference: ArrayLike, theta_nominal: ArrayLike
+) -> tuple[Estimate, Estimate]:
+    """The URDF's total mass [kg] and CoM (3,) [m] at ``q_reference`` with the standard deviations its own
+    uncertainty gives: every link's mass, first and second moments independent, each with the spread of
+    `motor_ident.core.floating_base.export.prior_spread` (30 % of the link's scale, the export's prior)."""
+    theta0 = np.asarray(theta_nominal, dtype=float)
+    C = _mass_functionals(regressor, q_reference)
+    variance = prior_spread(theta0, link_lengths(regressor.floating)) ** 2
+    h = C @ theta0
+    com = h[:3] / h[3]
+    J = (C[:3] - np.outer(com, C[3])) / h[3]
+    determined = np.ones(3, dtype=bool)
+    return (
+        Estimate(np.array(h[3]), np.array(np.sqrt(C[3] ** 2 @ variance)), np.ones((), dtype=bool)),
+        Estimate(com, np.sqrt(J**2 @ variance), determined),
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -249,6 +301,11 @@ class FloatingIdentification:
             model's error, filtering, a systematic sensor error) widen them.
         min_eigenvalue: smallest pseudo-inertia eigenvalue per body (>= 0: physical).
         mass_white, com_white: the same with the textbook white-noise covariance, for comparison.
+        covariance_white: that covariance of the base parameters (r, r).
+        unconstrained: the ``ols`` / ``wls`` base parameters (r,), for ``sdp`` and ``log_cholesky``
+            those before the physical constraints (what the export starts from).
+        tilt: the base orientation's constant error about the world's x and y axes [rad]
+            (the estimated orientation is the true one turned by it), or None when not estimated.
     """
 
     fit: Fit
@@ -264,6 +321,21 @@ class FloatingIdentification:
     min_eigenvalue: FloatArray
     mass_white: Estimate
     com_white: Estimate
+    covariance_white: FloatArray
+    unconstrained: FloatArray
+    tilt: Estimate | None
+
+    def covariance_at_least_white(self) -> FloatArray:
+        """The residual-based covariance, never below the white-noise one in any direction (r, r).
+
+        A short recording's residual-based covariance, estimated from few blocks of scores, can be
+        singular; where it is smaller than the textbook covariance the latter holds.
+        """
+        L = np.linalg.cholesky(self.covariance_white)
+        S = np.linalg.solve(L, np.linalg.solve(L, self.fit.covariance).T)  # L^-1 C L^-T
+        w, U = np.linalg.eigh((S + S.T) / 2.0)
+        LU = L @ U
+        return np.asarray((LU * np.maximum(w, 1.0)) @ LU.T, dtype=float)
 
 
 def identify_floating_base(
@@ -279,6 +351,7 @@ def identify_floating_base(
     validate_fraction: float = 0.0,
     base: BaseParameters | None = None,
     alpha: float = 1.0,
+    estimate_tilt: bool = True,
     chunk_size: int = 2000,
 ) -> FloatingIdentification:
     """Identify the inertial parameters a floating-base record determines.
@@ -295,6 +368,10 @@ def identify_floating_base(
         base: base-parameter map (structural for ``rows`` when None).
         alpha: data weight of ``sdp`` / ``log_cholesky`` in (0, 1]; below 1 the parameters the data
             leave undetermined (each link's own mass, say) are pulled toward the nominal ones.
+        estimate_tilt: estimate a constant error of the base orientation (a tilt about the world's
+            x and y axes, `tilt_columns`) jointly with the parameters: an IMU's orientation is an
+            estimate, and a tilt of 0.5 mrad moves the CoM of a robot 0.5 m tall by 0.25 mm. The
+            parameters' covariance is then the marginal one, the tilt's uncertainty included.
 
     Raises:
         DataError: shapes disagree, values not finite, too few samples.
@@ -320,14 +397,13 @@ def identify_floating_base(
     n_train = N - n_heldout
     if n_train * k < 2 * base.n_base:
         raise DataError(f"{n_train} training samples are too few for {base.n_base} base parameters")
-    train, held = RegressionStatistics(k, base.n_base), RegressionStatistics(k, base.n_base)
-    buffer = np.empty((min(chunk_size, N), k, regressor.n_parameters))  # one chunk's rows, reused
-    keep = n_train * k * base.n_base * 8 <= CACHE_BYTES
+    r = base.n_base
+    tilt = len(TILT_AXES) if estimate_tilt else 0
+    train, held = RegressionStatistics(k, r + tilt), RegressionStatistics(k, r + tilt)
+    keep = n_train * k * (r + tilt) * 8 <= CACHE_BYTES
     kept: list[tuple[FloatArray, FloatArray]] = []
-    for start in range(0, N, chunk_size):
-        stop = min(start + chunk_size, N)
-        rows_k = regressor.rows(Q[start:stop], V[start:stop], A[start:stop], count=k, out=buffer[: stop - start])
-        Y = base.base_regressor(rows_k)
+    for start, Y in _base_row_chunks(regressor, base, Q, V, A, k, chunk_size, theta0 if tilt else None):
+        stop = start + Y.shape[0]
         split = min(max(n_train - start, 0), stop - start)
         if split:
             train.add(Y[:split], F[start : start + split, :k])
@@ -335,36 +411,67 @@ def identify_floating_base(
                 kept.append((Y[:split], F[start : start + split, :k]))
         if split < stop - start:
             held.add(Y[split:], F[start + split : stop, :k])
+    if train.count <= 0:
+        raise EstimationError("no training samples")
     fit = train.ols() if method == "ols" else train.wls()
+    white = fit.covariance[:r, :r]
+    chunks = kept if keep else ((Y, F[s : s + Y.shape[0], :k]) for s, Y in _base_row_chunks(
+        regressor, base, Q[:n_train], V, A, k, chunk_size, theta0 if tilt else None
+    ))  # fmt: skip
+    fit = with_residual_covariance(fit, train, chunks, samples=n_train)
+    heldout = held.metrics(fit.theta) if n_heldout else None
+    tilt_coefficients, tilt_std = fit.theta[r:], fit.std[r:]
+    stats = _tilt_removed(train, fit.theta[r:]) if tilt else train
+    fit = replace(fit, theta=fit.theta[:r], covariance=fit.covariance[:r, :r])  # marginal: the tilt's uncertainty in
     constraints = floating_constraints(regressor)
+    unconstrained = fit.theta
     if method in ("sdp", "log_cholesky"):
         consistent = consistent_least_squares(
-            train, constraints, base=base, theta_nominal=theta0, sigma=fit.sigma, method=method, alpha=alpha
+            stats, constraints, base=base, theta_nominal=theta0, sigma=fit.sigma, method=method, alpha=alpha
         )
         theta = consistent.theta
         fit = replace(fit, theta=consistent.theta_data, method=method, **asdict(consistent.metrics))
     else:
         theta = base.to_full(fit.theta, theta0)
-    if train.count <= 0:
-        raise EstimationError("no training samples")
-    white = fit.covariance
-    chunks = kept if keep else _base_row_chunks(regressor, base, Q[:n_train], V, A, F[:, :k], chunk_size)
-    fit = with_residual_covariance(fit, train, chunks, samples=n_train)
+    mass = total_mass(base, fit.covariance, theta)
+    # the tilt's columns are weighed by the URDF's bodies: the data's are heavier or lighter by about
+    # the ratio of the total masses
+    scale = float(theta0[0::10].sum() / mass.value)
+    tilt_estimate = Estimate(-scale * tilt_coefficients, scale * tilt_std, np.ones(tilt, dtype=bool))
     return FloatingIdentification(
         fit=fit,
         base=base,
         theta=theta,
         rows=rows,
         row_names=regressor.row_names[:k],
-        heldout=held.metrics(fit.theta) if n_heldout else None,
+        heldout=heldout,
         n_train=n_train,
         n_heldout=n_heldout,
-        mass=total_mass(base, fit.covariance, theta),
+        mass=mass,
         com=centre_of_mass(regressor, Q[0], base, fit.covariance, theta),
         min_eigenvalue=min_pseudo_inertia_eigenvalues(theta, constraints),
         mass_white=total_mass(base, white, theta),
         com_white=centre_of_mass(regressor, Q[0], base, white, theta),
+        covariance_white=white,
+        unconstrained=unconstrained,
+        tilt=tilt_estimate if tilt else None,
     )
+
+
+def _tilt_removed(stats: RegressionStatistics, coefficients: FloatArray) -> RegressionStatistics:
+    """Statistics of the base parameters alone with the fitted tilt's share taken off the measurements.
+
+    The last ``t = coefficients.size`` columns of ``stats`` are the tilt's; the measurement's sum and range
+    (used by the centred R^2 and the NRMSE only) are kept as they were.
+    """
+    r = stats.p - coefficients.size
+    out = RegressionStatistics(stats.n, r)
+    out.A = stats.A[:, :r, :r].copy()
+    out.b = stats.b[:, :r] - stats.A[:, :r, r:] @ coefficients
+    out.yy = stats.yy - 2.0 * stats.b[:, r:] @ coefficients + (stats.A[:, r:, r:] @ coefficients) @ coefficients
+    out.ysum, out.count, out.counts = stats.ysum.copy(), stats.count, stats.counts.copy()
+    out.ymin, out.ymax, out.masked = stats.ymin.copy(), stats.ymax.copy(), stats.masked
+    return out
 
 
 def _base_row_chunks(
@@ -373,25 +480,39 @@ def _base_row_chunks(
     Q: FloatArray,
     V: FloatArray,
     A: FloatArray,
-    F: FloatArray,
+    k: int,
     chunk_size: int,
-) -> Iterator[tuple[FloatArray, FloatArray]]:
-    """Base regressor (N_c, k, r) and right-hand side (N_c, k) of the first ``len(Q)`` samples, chunk
-    by chunk, k = ``F.shape[1]`` rows (the covariance's second pass over a long recording)."""
-    k = F.shape[1]
+    tilt_theta: FloatArray | None,
+) -> Iterator[tuple[int, FloatArray]]:
+    """First sample and base regressor (N_c, k, r) of the samples of ``Q``, chunk by chunk, with the
+    `tilt_columns` of full parameters ``tilt_theta`` appended when given (N_c, k, r + 2)."""
     buffer = np.empty((min(chunk_size, Q.shape[0]), k, regressor.n_parameters))
     for start in range(0, Q.shape[0], chunk_size):
         stop = min(start + chunk_size, Q.shape[0])
         rows_k = regressor.rows(Q[start:stop], V[start:stop], A[start:stop], count=k, out=buffer[: stop - start])
-        yield base.base_regressor(rows_k), F[start:stop]
+        Y = base.base_regressor(rows_k)
+        if tilt_theta is not None:
+            Y = np.concatenate(
+                [Y, tilt_columns(regressor, Q[start:stop], V[start:stop], A[start:stop], tilt_theta, k)], axis=2
+            )
+        yield start, Y
 
 
 def predicted_wrench_metrics(
-    regressor: FloatingBaseRegressor, theta: ArrayLike, Q: ArrayLike, V: ArrayLike, A: ArrayLike, base_force: ArrayLike
+    regressor: FloatingBaseRegressor,
+    theta: ArrayLike,
+    Q: ArrayLike,
+    V: ArrayLike,
+    A: ArrayLike,
+    base_force: ArrayLike,
+    *,
+    rows: ArrayLike | None = None,
 ) -> tuple[FitMetrics, FloatArray]:
     """Predicted vs measured total contact wrench on the base (the base rows) for full parameters theta.
 
+    ``rows``: the base rows (N, 6, p) of these states when already computed.
     Returns per-row metrics (6,) and the predicted wrench (N, 6) [N, N m] in the base frame.
     """
-    predicted = regressor.rows(Q, V, A, count=6) @ np.asarray(theta, dtype=float)
+    Y = regressor.rows(Q, V, A, count=6) if rows is None else np.asarray(rows, dtype=float)
+    predicted = Y @ np.asarray(theta, dtype=float)
     return fit_metrics(np.asarray(base_force, dtype=float)[:, :6], predicted), predicted

@@ -72,7 +72,12 @@ INITIAL_GUESS_INERTIA_SCALE = 1.3
 BIAS_DROP = 0.5  # "bias clearly shifted closer to zero": the bias after at most this fraction of the bias before
 PTP_RANGE = (0.5, 2.0)  # "peak-to-peak essentially unchanged": ratio after / before within this range
 # the paper's gate alone: R2 >= 0.95 and a full buffer, nothing else
-PAPER_GATE = {"r2_hysteresis": 0.0, "max_condition_number": 1e300, "require_consistent": False}
+PAPER_GATE = {
+    "gate_criterion": "r2",
+    "r2_hysteresis": 0.0,
+    "max_condition_number": 1e300,
+    "require_consistent": False,
+}
 # gates fed the same fits beside the loop's (they do not drive it)
 PUBLISHED = "published: in-sample uncentred R2 (eq. 104)"
 CENTRED = "in-sample centred R2"

@@ -10,15 +10,17 @@ from motor_ident.core.control.computed_torque import ComputedTorque, Feedforward
 from motor_ident.core.estimation.constraints import violations
 from motor_ident.core.estimation.online import IdentifierConfig, OnlineIdentifier
 from motor_ident.errors import ConfigError
+from motor_ident.schema import build
 from motor_ident.sim.synthetic import excitation_record
 
 
-def _identify(arm: dict, theta_data: np.ndarray) -> OnlineIdentifier:
+def _identify(arm: dict, theta_data: np.ndarray, criterion: str = "improvement") -> OnlineIdentifier:
     """Feed 8 s of 1 kHz excitation whose torques come from ``theta_data`` (noise 0.1 N m) to an
     identifier whose nominal model is 30 % heavier than the truth."""
     regressor, base = arm["regressor"], arm["base"]
     record, _ = excitation_record(regressor, theta_data, duration=8.0, rate_hz=1000.0, noise_std=0.1, seed=5)
-    ident = OnlineIdentifier(regressor, base, 1.3 * arm["theta_true"], IdentifierConfig(refit_period=0.5))
+    config = build(IdentifierConfig, {"refit_period": 0.5, "gate_criterion": criterion})
+    ident = OnlineIdentifier(regressor, base, 1.3 * arm["theta_true"], config)
     for k in range(record.t.size):
         ident.add_sample(record.t[k], record.q[k], record.qd[k], record.tau[k])
     return ident
@@ -39,18 +41,23 @@ def test_gate_opens_on_a_consistent_estimate_of_a_physical_robot(arm: dict) -> N
     assert arm["heldout_rmse"](ident.theta_nominal) > 1.0
 
 
-def test_gate_refuses_data_no_physical_robot_produces(arm: dict) -> None:
+@pytest.mark.parametrize(
+    ("criterion", "says"),
+    [("r2", "physically inconsistent"), ("improvement", "nearest physically consistent parameters fit the window")],
+)
+def test_gate_refuses_data_no_physical_robot_produces(arm: dict, criterion: str, says: str) -> None:
     """Torques of an arm whose elbow friction pushes (fv < 0): R^2 and conditioning pass, the
-    physical check does not; the nominal model stays active and the reason names the parameter."""
+    physical check does not (R^2 gate: chi-square; improvement gate: what the nearest valid
+    parameters cost in torque); the nominal model stays active and the reason names the parameter."""
     regressor = arm["regressor"]
     theta = arm["theta_true"].copy()
     fv = regressor.names.index(next(name for name in regressor.names if name.endswith("fv") and "elbow" in name))
     theta[fv] = -2.0
-    ident = _identify(arm, theta)
+    ident = _identify(arm, theta, criterion)
     assert ident.fit is not None and np.min(ident.fit.r2_uncentred) >= 0.95
     assert ident.fit.condition_number < ident.config.gate.max_condition_number
     assert not ident.gate_open
-    assert "physically inconsistent" in ident.gate.reason and regressor.names[fv] in ident.gate.reason
+    assert says in ident.gate.reason and regressor.names[fv] in ident.gate.reason, ident.gate.reason
     assert_allclose(ident.active_theta, ident.theta_nominal)
 
 

@@ -14,17 +14,7 @@ from motor_ident.core.floating_base.identification import (
 from motor_ident.core.floating_base.model import FloatingBaseRegressor, load_floating_base_model
 from motor_ident.errors import DataError
 from tests.conftest import example_robot_urdf
-
-# a reduced humanoid: joints in an order other than pinocchio's, so rows and columns are remapped
-JOINTS = ("torso_pitch", "r_knee", "l_hip_pitch", "r_hip_pitch", "l_knee", "l_shoulder_pitch")
-CONTACTS = ("l_foot_ft_sensor", "r_foot_ft_sensor")
-
-
-@pytest.fixture(scope="module")
-def humanoid() -> FloatingBaseRegressor:
-    """iCub reduced to 6 joints on a free-flyer root, wrenches measured at the feet's F/T frames."""
-    urdf = example_robot_urdf("icub_description/robots/icub.urdf")
-    return FloatingBaseRegressor(load_floating_base_model(urdf, joint_names=JOINTS, contact_frames=CONTACTS))
+from tests.core.floating_base.conftest import CONTACTS, JOINTS
 
 
 def test_regressor_times_parameters_equals_rnea(humanoid: FloatingBaseRegressor, rng: np.random.Generator) -> None:
