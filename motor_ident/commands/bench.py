@@ -35,6 +35,10 @@ if TYPE_CHECKING:
     from motor_ident.ros.common import ExecutorKind
 
 
+REALTIME_PRIORITY = 50
+"""``--realtime`` without a value: ros2_control's controller manager's default ``thread_priority``."""
+
+
 def _rss_mb() -> float:
     """Resident set size of this process [MB] (Linux /proc; NaN elsewhere)."""
     from motor_ident.ros.processes import memory_mb
@@ -318,6 +322,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             kind=args.background_kind,
             nodes=("feedforward",) if quick and not args.nodes else tuple(args.nodes or bench_latency.NODES),
             progress=lambda text: status.update(f"1 kHz path through DDS: {text} ..."),
+            priority=args.realtime,
         )
     results["latency"] = bench_latency.summary(measured)
     results["latency_runs"] = measured
@@ -369,7 +374,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             "<= 100 us (a tenth of a core at 1 kHz)",
         )
     for row in bench_latency.table_rows(
-        results["latency"], runs=runs, background=args.background, kind=args.background_kind
+        results["latency"], runs=runs, background=args.background, kind=args.background_kind, priority=args.realtime
     ):
         table.add_row(*row)
     other = results["feedforward_separate_other"]
@@ -395,6 +400,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
             "0 dropped",
         )
     console.print(table)
+    for warning in bench_latency.realtime_warnings(measured):
+        console.print(f"warning: {warning}")
 
     refit_2000 = next((r["incremental_hz"] for r in results["refit"] if r["window"] == 2000), None)
     summary = {
@@ -435,14 +442,19 @@ def _latency_only(args: argparse.Namespace, console: Any) -> int:
             kind=args.background_kind,
             nodes=tuple(args.nodes or bench_latency.NODES),
             progress=lambda text: status.update(f"1 kHz path through DDS: {text} ..."),
+            priority=args.realtime,
         )
     latency = bench_latency.summary(measured)
     table = Table(title="motor_ident bench: the 1 kHz path")
     for column in ("measure", "value", "target"):
         table.add_column(column)
-    for row in bench_latency.table_rows(latency, runs=runs, background=args.background, kind=args.background_kind):
+    for row in bench_latency.table_rows(
+        latency, runs=runs, background=args.background, kind=args.background_kind, priority=args.realtime
+    ):
         table.add_row(*row)
     console.print(table)
+    for warning in bench_latency.realtime_warnings(measured):
+        console.print(f"warning: {warning}")
     write_json(args.json, {**latency_keys(latency), "details": {"latency": latency, "latency_runs": measured}})
     return 0
 
@@ -497,6 +509,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         nargs="+",
         choices=list(bench_latency.NODES),
         help="the 1 kHz path's cases to measure (default: all; --quick: feedforward)",
+    )
+    p.add_argument(
+        "--realtime",
+        type=arguments.integer(low=1, high=99),
+        nargs="?",
+        const=REALTIME_PRIORITY,
+        default=0,
+        metavar="PRIORITY",
+        help=f"run the 1 kHz path's echo, nodes and stand-in robot at SCHED_FIFO with this priority "
+        f"(default {REALTIME_PRIORITY}, as ros2_control's controller manager); the busy processes stay normal",
     )
     p.add_argument("--json", help="write the figures to this JSON file")
     p.set_defaults(func=cmd_bench)

@@ -11,7 +11,9 @@ Each figure is the median over the runs with its range. Targets, checked in the 
 feedforward's p99 at most `P99_OVER_ECHO` x the echo's, its missed cycles at most
 `MISSED_OVER_ECHO` x the echo's, its CPU per message at most `CPU_OVER_ECHO` x the echo's (7 DoF:
 `CPU_OVER_ECHO_7DOF`), and
-p99 at most `P99_TARGET_MS` with the robot in its own process on a quiet machine.
+p99 at most `P99_TARGET_MS` with the robot in its own process on a quiet machine. With
+``priority`` > 0 (``--realtime``) every run, echo and node and the stand-in robot, runs at
+SCHED_FIFO with that priority (`motor_ident.ros.realtime`); the busy processes never do.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def measure_cases(
     kind: str = "cpu",
     nodes: tuple[str, ...] = tuple(NODES),
     progress: Any = None,
+    priority: int = 0,
 ) -> dict[str, Any]:
     """Every (node, case, layout) pair of runs; ``progress(text)`` is told what runs.
 
@@ -69,6 +72,7 @@ def measure_cases(
                                 robot,
                                 same_process=same_process,
                                 node=measured,  # type: ignore[arg-type]
+                                priority=priority,
                             )
                             out[node][case][layout][key].append(figures)
     return out
@@ -132,7 +136,22 @@ def _span(figures: dict[str, Any], key: str, fmt: str) -> str:
     return f"{figures[key]:{fmt}} ({lo:{fmt}}-{hi:{fmt}})"
 
 
-def table_rows(summarised: dict[str, Any], *, runs: int, background: int, kind: str) -> list[tuple[str, str, str]]:
+def realtime_warnings(measured: dict[str, Any]) -> list[str]:
+    """The distinct reasons runs of `measure_cases` went without real-time priority."""
+    found = {
+        run.get("realtime_warning", "")
+        for cases in measured.values()
+        for layouts in cases.values()
+        for kinds in layouts.values()
+        for runs in kinds.values()
+        for run in runs
+    }
+    return sorted(found - {""})
+
+
+def table_rows(
+    summarised: dict[str, Any], *, runs: int, background: int, kind: str, priority: int = 0
+) -> list[tuple[str, str, str]]:
     """Rows (measure, value, target) for the bench table."""
     rows = []
     for node, cases in summarised.items():
@@ -140,6 +159,8 @@ def table_rows(summarised: dict[str, Any], *, runs: int, background: int, kind: 
             case, layout = name.split("_", 1)
             where = "robot in the same process" if layout == "same" else "robot in its own process"
             load = "quiet" if case == "quiet" else f"{background} busy {kind} process(es) beside it"
+            if priority > 0:
+                load += f", SCHED_FIFO {priority}"
             rows.append(
                 (
                     f"{NODES[node][0]} ({NODES[node][1]}) 1 kHz over DDS, {where}, {load}",

@@ -16,6 +16,7 @@ from motor_ident.errors import ConfigError
 from motor_ident.io.robot_config import RobotConfig, load_robot_config
 from motor_ident.ros import shutdown
 from motor_ident.ros.lifecycle import ManagedNode, autostart, managing
+from motor_ident.ros.realtime import claim_for
 
 # joint_states / motor_states: latest sample matters, loss is tolerable (ros2/demos convention).
 STATE_QOS = qos_profile_sensor_data
@@ -127,7 +128,8 @@ def run_node(node_class: Callable[..., Node], args: list[str] | None = None) -> 
     handlers would shut the context down under a running callback ("publisher's context is
     invalid" logged as FATAL) and raise KeyboardInterrupt inside rclpy's C++ argument conversion
     (exit status 1). A configuration error stops the node at start with one log line naming the
-    parameter and exit code 2. BLAS runs on one thread (`limit_blas_threads`); the objects of the
+    parameter and exit code 2. A node with real-time settings claims its priority, memory and
+    CPUs once built (`motor_ident.ros.realtime`). BLAS runs on one thread (`limit_blas_threads`); the objects of the
     built node are frozen out of the garbage collector's passes (`settle_heap`; a managed node's
     after each configure).
 
@@ -164,6 +166,8 @@ def run_node(node_class: Callable[..., Node], args: list[str] | None = None) -> 
             settle_heap()
         executor = make_executor(NODE_EXECUTOR)
         executor.add_node(node)
+        for warning in claim_for(node):  # real-time priority, locked memory, CPU affinity
+            logger.warning(warning)
         autostart(node)  # a managed node started on its own with autostart:=true
         stop.running()
         while rclpy.ok() and not stop.requests:

@@ -18,7 +18,10 @@ nothing else — what DDS and rclpy cost without any of motor_ident's work.
 
 The measured process is set up as a node process is (`run_node`): BLAS on one thread, and the
 objects alive once the node is built frozen out of the garbage collector (`settle_heap`), the
-echo's as the node's.
+echo's as the node's. With ``priority`` > 0 every thread of the measured process and of the
+stand-in robot's runs at SCHED_FIFO with that priority for the run, as a node with
+``thread_priority`` runs (`motor_ident.ros.realtime`), the echo's as the node's: the floor and
+the node are compared at the same priority.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from std_msgs.msg import Float64MultiArray
 from motor_ident.core.threads import limit_blas_threads, settle_heap
 from motor_ident.ros.common import COMMAND_QOS, NODE_EXECUTOR, STATE_QOS, ExecutorKind, load_robot, make_executor
 from motor_ident.ros.conversions import make_joint_state
+from motor_ident.ros.realtime import set_priority
 
 WARMUP_S = 1.0
 DISCOVERY_TIMEOUT_S = 15.0  # the robot's process discovers the node's, which may take seconds on a busy machine
@@ -258,7 +262,7 @@ def _warm_up(executor: Any, robot: _BenchRobot) -> None:
 
 
 def _robot_process(
-    joints: tuple[str, ...], q: np.ndarray, node: MeasuredNode, seconds: float, conn: Connection
+    joints: tuple[str, ...], q: np.ndarray, node: MeasuredNode, seconds: float, conn: Connection, priority: int
 ) -> None:
     """The stand-in robot's process: warm up, tell the parent, measure, send the figures back."""
     import rclpy
@@ -268,6 +272,8 @@ def _robot_process(
     robot = _BenchRobot(joints, q, node, context=context)
     executor = make_executor("events", context)
     executor.add_node(robot)
+    if priority > 0:
+        set_priority(priority)  # refused: the parent's own attempt has reported it already
     try:
         _warm_up(executor, robot)
         conn.send("start")
@@ -287,19 +293,23 @@ def measure_feedforward_latency(
     same_process: bool = False,
     executor: ExecutorKind = NODE_EXECUTOR,
     node: MeasuredNode = "feedforward",
+    priority: int = 0,
 ) -> dict[str, Any]:
     """Run the feedforward node (or the bare echo, ``node="echo"``, or another node on the 1 kHz
     path: ``pwm_feedforward``, ``decoupler``) against a 1 kHz state stream for ``seconds``; return
     the figures. ``robot``: the robot config the node and the stand-in robot use.
 
     ``executor``: what spins the measured node (a ``spin_once`` loop, as in `run_node`); the
-    stand-in robot always spins rclpy's EventsExecutor.
+    stand-in robot always spins rclpy's EventsExecutor. ``priority`` > 0: both processes' threads
+    at SCHED_FIFO with it for the run (normal scheduling again afterwards); where that is not
+    permitted the run goes on at normal priority and ``realtime_warning`` says why.
 
     Keys: ``latency_p50_ms``, ``latency_p99_ms``, ``latency_max_ms``, ``missed_cycles`` (late
     timer ticks + unanswered states), ``cpu_share`` (of one core, the measured node's process),
     ``cpu_us_per_message`` (that process's CPU time over the run per answered state [us]; with
     ``same_process`` it includes the stand-in robot's work),
-    ``nonfinite_commands``, ``cycles``, ``expected_cycles``, ``robot_process``, ``executor``, ``node``.
+    ``nonfinite_commands``, ``cycles``, ``expected_cycles``, ``robot_process``, ``executor``, ``node``,
+    ``thread_priority`` (0: normal scheduling), ``realtime_warning``.
     """
     import rclpy
 
@@ -312,6 +322,7 @@ def measure_feedforward_latency(
     nodes: list[Node] = []
     spinner = None
     child = None
+    warning = ""
     try:
         ff, joints = _measured_node(node, robot, seconds, context)
         nodes.append(ff)
@@ -323,6 +334,9 @@ def measure_feedforward_latency(
             bench = _BenchRobot(joints, q, node, context=context)
             nodes.append(bench)
             spinner.add_node(bench)
+        if priority > 0:  # every thread built so far: the node's, the middleware's
+            warning = set_priority(priority)
+        if same_process:
             _warm_up(spinner, bench)
             cpu0, wall0 = time.process_time(), time.perf_counter()
             _spin_for(spinner, seconds)
@@ -331,7 +345,9 @@ def measure_feedforward_latency(
         else:
             mp = multiprocessing.get_context("spawn")
             parent_conn, child_conn = mp.Pipe()
-            process = mp.Process(target=_robot_process, args=(joints, q, node, seconds, child_conn), daemon=True)
+            process = mp.Process(
+                target=_robot_process, args=(joints, q, node, seconds, child_conn, priority), daemon=True
+            )
             process.start()
             child = process  # joined on the way out only once started
             deadline = time.perf_counter() + WARMUP_S + DISCOVERY_TIMEOUT_S + seconds + 60.0
@@ -357,8 +373,12 @@ def measure_feedforward_latency(
             "robot_process": "same" if same_process else "separate",
             "executor": executor,
             "node": node,
+            "thread_priority": 0 if warning else priority,
+            "realtime_warning": warning,
         }
     finally:
+        if priority > 0:
+            set_priority(0)
         gc.unfreeze()  # the next run's nodes replace these
         if child is not None:
             child.join(timeout=10.0)

@@ -55,6 +55,7 @@ from motor_ident.ros.processes import (
     spin_until,
     stop_processes,
 )
+from motor_ident.ros.realtime import requested
 from motor_ident.ros.recorder import (
     Recorder,
     RunWatcher,
@@ -168,7 +169,8 @@ def run_scenario(
     Raises:
         ConfigError: the scenario file names an unknown node or no simulated robot, overrides
             name a node it does not start, or a parameter is unknown, of the wrong type or out of
-            range (`motor_ident.scenario.loader.load_scenario`'s message, before any node starts).
+            range (`motor_ident.scenario.loader.load_scenario`'s message, before any node starts);
+            real-time settings without ``processes`` (one process for every node).
         NodeProcessError: a node process did not come up or exited during the run (with the end
             of its log).
         RunInterrupted: (``processes``) SIGINT, SIGTERM or SIGHUP before the run was under way;
@@ -208,6 +210,12 @@ def run_scenario(
         keep_series=keep_series,
         settings={name: flatten(loaded.nodes[name]) for name in nodes},
     )
+    claiming = [name for name in nodes if requested(getattr(loaded.nodes[name], "realtime", None))]
+    if claiming and not processes:
+        raise ConfigError(
+            f"{', '.join(claiming)}: thread_priority, lock_memory and cpu_affinity apply to a node's own "
+            "process: run with --processes"
+        )
     if processes:
         directory = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="motor_ident_run_"))
         return _run_as_processes(plan, progress, directory, startup_timeout)

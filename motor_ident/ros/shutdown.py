@@ -50,6 +50,7 @@ install it before the node's heavy imports.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import faulthandler
 import itertools
@@ -58,7 +59,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Literal, TextIO
 
 DUMP_AFTER_S = 3.0
@@ -77,6 +78,7 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 PARENT_ENV = "MOTOR_IDENT_PARENT_PID"
 """Environment variable naming the process id of the supervisor a node must not outlive."""
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
+LISTENER_NAME = "motor_ident stop listener"
 
 Phase = Literal["starting", "running", "stopping", "exiting"]
 
@@ -111,6 +113,9 @@ class ProcessStop:
         self._claims = itertools.count()  # the first caller of _start_watchdog starts it (thread-safe)
         self._main = threading.main_thread().ident
         self._step: str | None = None  # the teardown step running, if any
+        self.watchdog_priority = 0
+        """> 0: SCHED_FIFO priority of the watchdog and its C timer, above a real-time loop's
+        (`motor_ident.ros.realtime`): a thread of the loop's own priority never runs while it spins."""
 
     def install(self) -> ProcessStop:
         """Handle `STOP_SIGNALS` with this object (main thread only); a SIGHUP ignored from the
@@ -121,7 +126,7 @@ class ProcessStop:
         read, write = os.pipe()
         os.set_blocking(write, False)  # the C handler must never block on it
         signal.set_wakeup_fd(write, warn_on_full_buffer=False)
-        threading.Thread(target=self._listen, args=(read,), name="motor_ident stop listener", daemon=True).start()
+        threading.Thread(target=self._listen, args=(read,), name=LISTENER_NAME, daemon=True).start()
         return self
 
     def running(self) -> None:
@@ -203,9 +208,10 @@ class ProcessStop:
             return
         self._first = time.monotonic()
         fileno = _fileno(self.stream)
-        if fileno is not None:  # C timer: runs even while the main thread holds the interpreter lock
-            faulthandler.dump_traceback_later(max(BACKSTOP_AFTER_S, self.exit_after + 1.0), exit=True, file=fileno)
-        threading.Thread(target=self._watch, name="motor_ident stop watchdog", daemon=True).start()
+        with _scheduled_at(self.watchdog_priority):  # a new thread has its starter's scheduling
+            if fileno is not None:  # C timer: runs even while the main thread holds the interpreter lock
+                faulthandler.dump_traceback_later(max(BACKSTOP_AFTER_S, self.exit_after + 1.0), exit=True, file=fileno)
+            threading.Thread(target=self._watch, name="motor_ident stop watchdog", daemon=True).start()
 
     def _watch(self) -> None:
         """Daemon thread: stack dump, SIGTERMs to the main thread, immediate exit (if the process lives on)."""
@@ -228,6 +234,28 @@ class ProcessStop:
             self.stream.write(f"[motor_ident stop watchdog] {text}\n")
             self.stream.flush()
         except (OSError, ValueError):
+            pass
+
+
+@contextlib.contextmanager
+def _scheduled_at(priority: int) -> Iterator[None]:
+    """The calling thread at SCHED_FIFO ``priority`` for the block (0, or not permitted: as it is),
+    so that the threads it starts there inherit it; its own scheduling back afterwards."""
+    if priority <= 0 or not hasattr(os, "sched_setscheduler"):
+        yield
+        return
+    try:
+        policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        try:
+            os.sched_setscheduler(0, policy, param)
+        except OSError:
             pass
 
 
@@ -255,6 +283,11 @@ def set_parent_death_signal(signum: int) -> bool:
 
 
 _installed: list[ProcessStop] = []
+
+
+def installed() -> ProcessStop | None:
+    """This process's `ProcessStop` if `install` made one (a node process), else None."""
+    return _installed[0] if _installed else None
 
 
 def install() -> ProcessStop:

@@ -67,6 +67,22 @@ class PairingSettings:
 
 
 @dataclass(frozen=True)
+class RealtimeSettings:
+    """How a node on the 1 kHz path claims its computer: real-time priority, locked memory, pinned
+    CPUs (`motor_ident.ros.realtime`; what the computer needs: docs/performance.md)."""
+
+    thread_priority: int = setting(
+        0,
+        "SCHED_FIFO priority of the node's threads (its 1 kHz loop and the middleware's that deliver "
+        "to it); 0: normal scheduling",
+        low=0,
+        high=99,
+    )
+    lock_memory: bool = setting(False, "lock the process's memory in RAM (mlockall): no page faults in the loop")
+    cpu_affinity: tuple[int, ...] = setting((-1,), "CPU ids the node's threads may run on ([-1] = any)", low=-1)
+
+
+@dataclass(frozen=True)
 class SimRobotSettings:
     """sim_robot: the simulated robot (rigid bodies, motor chains, sensors) publishing joint_states."""
 
@@ -87,6 +103,7 @@ class SimRobotSettings:
         ("",), "joint order of published states ([''] = config order)", demo=True
     )
     sensors: SimSensorSettings = inline(SimSensorSettings)
+    realtime: RealtimeSettings = inline(RealtimeSettings)
     diagnostics_period: float = _diagnostics_period()
 
 
@@ -184,6 +201,7 @@ class FeedforwardSettings:
         ("",), "joint_trajectory: joint names in the controller's order ([''] = config order)"
     )
     stamps: StampSettings = inline(StampSettings)
+    realtime: RealtimeSettings = inline(RealtimeSettings)
     diagnostics_period: float = _diagnostics_period()
 
 
@@ -215,6 +233,7 @@ class DecouplerSettings:
     robot: str = _robot()
     motor_states_at_rotor: bool = setting(False, "motor_states are rotor encoders (divide by the gear ratio)")
     joint_commands_topic: str = setting("~/joint_commands", "joint torque commands to convert to motor torques")
+    realtime: RealtimeSettings = inline(RealtimeSettings)
     diagnostics_period: float = _diagnostics_period()
 
 
@@ -248,6 +267,7 @@ class PwmFeedforwardSettings:
         "trajectory whose velocity and acceleration drive the friction, back-EMF and rotor inertia terms "
         "('' = measured velocity, no rotor inertia term)",
     )
+    realtime: RealtimeSettings = inline(RealtimeSettings)
     diagnostics_period: float = _diagnostics_period()
 
 
@@ -322,6 +342,7 @@ class VrecControllerSettings:
         (float("nan"),), "ripple elimination gain K; NaN: design it from damping_ratio", per_joint=True
     )
     torque_limit: tuple[float, ...] = _per_joint_positive(272.0, "|motor torque| bound, link-side referred", "N m")
+    realtime: RealtimeSettings = inline(RealtimeSettings)
     diagnostics_period: float = _diagnostics_period()
 
 
@@ -346,6 +367,7 @@ class ElasticSimSettings:
         1.0, "load inertia J_l multiplier (Xin et al. 2020: 0.5 .. 1.5)", low=0.0, open=(True, False), demo=True
     )
     ripple_amplitude: float = setting(5.0, "cogging torque amplitude, link side", unit="N m", low=0.0)
+    realtime: RealtimeSettings = inline(RealtimeSettings)
     diagnostics_period: float = _diagnostics_period()
 
 

@@ -144,3 +144,34 @@ def test_floating_base_bench_sizes_and_ratios() -> None:
         assert math.isclose(r["over_pinocchio"], r["rows_us"] / r["pinocchio_regressor_us"])
         assert math.isclose(r["base_rows_over_pinocchio"], r["base_rows_us"] / r["pinocchio_regressor_us"])
         assert r["rows_and_wrenches_us"] > r["rows_us"] > 0.0 and r["refit_hz"] > 0.0
+
+
+def test_realtime_runs_the_echo_and_the_node_at_one_priority(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--realtime`` (50, as ros2_control) and ``--realtime 70``: every run, echo and node, at that
+    priority; a run refused real-time priority prints its reason once."""
+    from motor_ident import cli
+    from motor_ident.ros import latency
+
+    priorities: list[tuple[str, int]] = []
+
+    def fake_measure(seconds: float, robot: str, *, same_process: bool, node: str, priority: int = 0, **_: Any) -> Any:
+        priorities.append((node, priority))
+        return {**_latency(0.5, 10, 20.0), "realtime_warning": "thread_priority: not permitted"}
+
+    monkeypatch.setattr(latency, "measure_feedforward_latency", fake_measure)
+    monkeypatch.setattr(latency, "BackgroundLoad", lambda count, kind: _NoLoad())
+    argv = ["bench", "--latency-only", "--nodes", "decoupler", "--runs", "1", "--background", "0", "--realtime"]
+    assert cli.main([*argv, "--json", str(tmp_path / "a.json")]) == 0
+    assert {priority for _, priority in priorities} == {50} and {node for node, _ in priorities} == {
+        "echo",
+        "decoupler",
+    }
+    assert capsys.readouterr().out.count("warning: thread_priority: not permitted") == 1
+    priorities.clear()
+    assert cli.main([*argv, "70"]) == 0
+    assert {priority for _, priority in priorities} == {70}
+    with pytest.raises(SystemExit) as refused:  # out of SCHED_FIFO's 1-99: argparse's one line, exit 2
+        cli.main([*argv, "100"])
+    assert refused.value.code == 2

@@ -45,3 +45,16 @@ def test_background_load_runs_and_stops(kind: str) -> None:
         processes = list(load._processes)
         assert len(processes) == 2 and all(p.is_alive() for p in processes)
     assert not any(p.is_alive() for p in processes)
+
+
+def test_realtime_run_is_at_its_priority_and_leaves_normal_scheduling() -> None:
+    """``priority``: the run at SCHED_FIFO (or the reason it was not), and this process's threads
+    back at normal scheduling afterwards (the busy processes it starts next must not inherit it)."""
+    import os
+
+    from motor_ident.ros.latency import measure_feedforward_latency
+
+    figures = measure_feedforward_latency(1.0, "valkyrie_arm", node="echo", priority=10)
+    assert (figures["thread_priority"], figures["realtime_warning"] == "") in ((10, True), (0, False)), figures
+    assert figures["cycles"] > 200
+    assert all(os.sched_getscheduler(int(tid)) == os.SCHED_OTHER for tid in os.listdir("/proc/self/task"))
