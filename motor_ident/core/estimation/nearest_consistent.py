@@ -57,6 +57,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -166,6 +167,26 @@ def positive_definite_covariance(covariance: ArrayLike) -> tuple[FloatArray, int
         return C, rank, 0.0
     shrunk = (1.0 - SHRINKAGE) * correlation + SHRINKAGE * np.eye(C.shape[0])
     return shrunk * np.outer(std, std), rank, SHRINKAGE
+
+
+def solve_convex(problem: Any, variable: Any, solver: str, what: str) -> FloatArray:
+    """Solve a cvxpy ``problem`` (its warnings silenced) and return ``variable``'s value.
+
+    Raises:
+        EstimationError: the solver failed or ended without an optimal (or optimal-inaccurate) solution;
+            the message names ``what`` was solved for.
+    """
+    import cvxpy as cp
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            problem.solve(solver=solver)
+    except cp.error.SolverError as exc:
+        raise EstimationError(f"the {solver} solver failed on the {what}: {exc}") from None
+    if str(problem.status) not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or variable.value is None:
+        raise EstimationError(f"{what}: solver status {problem.status!r}")
+    return np.asarray(variable.value, dtype=float).copy()
 
 
 def log_det_divergence(J: ArrayLike, J0: ArrayLike) -> float:
@@ -292,15 +313,7 @@ def nearest_consistent(
     if constraints.nonnegative.size:
         cons.append(theta[constraints.nonnegative] >= 0.0)
     problem = cp.Problem(cp.Minimize(cp.sum(cp.hstack(objective))), cons)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            problem.solve(solver=solver)  # type: ignore[no-untyped-call]  # cvxpy is untyped
-    except cp.error.SolverError as exc:
-        raise EstimationError(f"the {solver} solver failed on the nearest consistent parameters: {exc}") from None
-    if str(problem.status) not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or theta.value is None:
-        raise EstimationError(f"nearest consistent parameters: solver status {problem.status!r}")
-    out = np.asarray(theta.value, dtype=float).copy()
+    out = solve_convex(problem, theta, solver, "nearest consistent parameters")
     mass_std, ratio = mass_information(constraints, P, C, theta0)
     phi = constraints.body_parameters(out)
     phi0 = constraints.body_parameters(theta0)

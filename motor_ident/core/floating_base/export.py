@@ -29,7 +29,6 @@ Which masses the data determine (``mass_std``, ``mass_class``) is the same analy
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,7 +36,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from motor_ident.core.estimation.consistent_fit import PSEUDO_INERTIA_BASIS, SdpProjector
 from motor_ident.core.estimation.constraints import PhysicalConstraints
-from motor_ident.core.estimation.nearest_consistent import PRIOR_RELATIVE_SPREAD, mass_class, mass_information
+from motor_ident.core.estimation.nearest_consistent import (
+    PRIOR_RELATIVE_SPREAD,
+    mass_class,
+    mass_information,
+    solve_convex,
+)
 from motor_ident.core.estimation.pseudo_inertia import pseudo_inertia
 from motor_ident.core.floating_base.model import ROOT_JOINT, FloatingBaseModel
 from motor_ident.errors import EstimationError
@@ -167,15 +171,7 @@ def nearest_links(
         margin = 1e-3 * smallest if smallest > 0.0 else 1e-9 * max(float(np.trace(J0[k])), 1e-9)
         cons.append((J + J.T) / 2.0 >> margin * np.eye(4))
     problem = cp.Problem(cp.Minimize(cp.sum_squares(u) + cp.sum_squares(M_u @ u - c_u)), cons)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            problem.solve(solver=solver)  # type: ignore[no-untyped-call]  # cvxpy is untyped
-    except cp.error.SolverError as exc:
-        raise EstimationError(f"the {solver} solver failed on the nearest valid links: {exc}") from None
-    if str(problem.status) not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or u.value is None:
-        raise EstimationError(f"nearest valid links: solver status {problem.status!r}")
-    deviation = np.asarray(u.value, dtype=float)
+    deviation = solve_convex(problem, u, solver, "nearest valid links")
     theta = theta0 + D * deviation
     mass_std, ratio = mass_information(constraints, P, covariance, theta0)
     phi0, phi = constraints.body_parameters(theta0), constraints.body_parameters(theta)
