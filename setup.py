@@ -6,19 +6,19 @@ from setuptools import find_packages, setup
 
 PACKAGE = "motor_ident"
 
-# `ros2 run motor_ident <name>` entry points of the nodes in motor_ident/ros/: each installs the
-# stop handling before it imports its node (motor_ident.ros.entry_points).
+# `ros2 run motor_ident <name>` entry points of the nodes in motor_ident/ros/nodes/ and ros/monitor/:
+# each installs the stop handling before it imports its node (motor_ident.ros.runtime.entry_points).
 NODES = {
-    "sim_robot": "motor_ident.ros.entry_points:sim_robot",
-    "identifier": "motor_ident.ros.entry_points:identifier",
-    "floating_identifier": "motor_ident.ros.entry_points:floating_identifier",
-    "feedforward": "motor_ident.ros.entry_points:feedforward",
-    "excitation": "motor_ident.ros.entry_points:excitation",
-    "decoupler": "motor_ident.ros.entry_points:decoupler",
-    "pwm_feedforward": "motor_ident.ros.entry_points:pwm_feedforward",
-    "vrec_controller": "motor_ident.ros.entry_points:vrec_controller",
-    "elastic_sim": "motor_ident.ros.entry_points:elastic_sim",
-    "monitor": "motor_ident.ros.entry_points:monitor",
+    "sim_robot": "motor_ident.ros.runtime.entry_points:sim_robot",
+    "identifier": "motor_ident.ros.runtime.entry_points:identifier",
+    "floating_identifier": "motor_ident.ros.runtime.entry_points:floating_identifier",
+    "feedforward": "motor_ident.ros.runtime.entry_points:feedforward",
+    "excitation": "motor_ident.ros.runtime.entry_points:excitation",
+    "decoupler": "motor_ident.ros.runtime.entry_points:decoupler",
+    "pwm_feedforward": "motor_ident.ros.runtime.entry_points:pwm_feedforward",
+    "vrec_controller": "motor_ident.ros.runtime.entry_points:vrec_controller",
+    "elastic_sim": "motor_ident.ros.runtime.entry_points:elastic_sim",
+    "monitor": "motor_ident.ros.runtime.entry_points:monitor",
 }
 
 setup(
@@ -51,7 +51,7 @@ setup(
         "cvxpy>=1.5",  # physically consistent identification (SDP)
         "clarabel>=0.9",  # open conic solver behind cvxpy
         "gmr>=1.6",  # Gaussian mixture regression of the deformation residual
-        "threadpoolctl>=3.1",  # one BLAS thread per node process (motor_ident.ros.common.limit_blas_threads)
+        "threadpoolctl>=3.1",  # one BLAS thread per node process (motor_ident.ros.runtime.common.limit_blas_threads)
         "mujoco>=3.1",  # the independent physics engine (sim_robot engine: mujoco)
         "dask[distributed]>=2024.1",  # fleet identification on a local or remote cluster
         "duckdb>=1.0",  # the fleet's parameter store (Parquet files queried with SQL)

@@ -37,8 +37,8 @@ def main() -> None:
 
     from motor_ident.core.floating_base.identification import centre_of_mass
     from motor_ident.core.threads import limit_blas_threads
-    from motor_ident.ros.floating_identifier_node import FloatingIdentifierNode
-    from motor_ident.ros.lifecycle import start
+    from motor_ident.ros.nodes.floating_identifier_node import FloatingIdentifierNode
+    from motor_ident.ros.runtime.lifecycle import start
 
     limit_blas_threads()
     theta_true = np.asarray(json.loads(open(args.truth).read())["theta_true"])

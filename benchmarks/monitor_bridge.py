@@ -34,8 +34,8 @@ from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
-from motor_ident.ros.foxglove_client import FoxgloveClient
+from motor_ident.ros.monitor.foxglove_client import FoxgloveClient
+from motor_ident.ros.runtime.common import COMMAND_QOS, STATE_QOS
 
 PORT = 8797
 

@@ -51,10 +51,10 @@ def profile_callback(states: int = 20000, robot: str = "valkyrie_arm") -> None:
     from std_msgs.msg import Float64MultiArray
 
     from motor_ident.core.threads import limit_blas_threads
-    from motor_ident.ros.common import COMMAND_QOS
-    from motor_ident.ros.conversions import make_joint_state
-    from motor_ident.ros.feedforward_node import FeedforwardNode
-    from motor_ident.ros.lifecycle import start
+    from motor_ident.ros.nodes.feedforward_node import FeedforwardNode
+    from motor_ident.ros.runtime.common import COMMAND_QOS
+    from motor_ident.ros.runtime.lifecycle import start
+    from motor_ident.ros.wire.conversions import make_joint_state
 
     limit_blas_threads()
     context = rclpy.Context()
@@ -126,11 +126,11 @@ def other_nodes_cpu(cycles: int = 20000, robot: str = "icub_torso") -> None:
     from std_msgs.msg import Float64MultiArray
 
     from motor_ident.core.threads import limit_blas_threads
-    from motor_ident.ros.common import COMMAND_QOS
-    from motor_ident.ros.conversions import make_array, make_joint_state
-    from motor_ident.ros.decoupler_node import DecouplerNode
-    from motor_ident.ros.lifecycle import start
-    from motor_ident.ros.pwm_feedforward_node import PwmFeedforwardNode
+    from motor_ident.ros.nodes.decoupler_node import DecouplerNode
+    from motor_ident.ros.nodes.pwm_feedforward_node import PwmFeedforwardNode
+    from motor_ident.ros.runtime.common import COMMAND_QOS
+    from motor_ident.ros.runtime.lifecycle import start
+    from motor_ident.ros.wire.conversions import make_array, make_joint_state
 
     limit_blas_threads()
     context = rclpy.Context()
@@ -197,7 +197,7 @@ def profile_dds(seconds: float) -> None:
     """Profile the same-process latency layout of ``motor-ident bench`` for ``seconds``."""
     from pyinstrument import Profiler
 
-    from motor_ident.ros.latency import measure_feedforward_latency
+    from motor_ident.ros.bench.latency import measure_feedforward_latency
 
     profiler = Profiler(interval=0.0002)
     with profiler:

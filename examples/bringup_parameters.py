@@ -1,7 +1,7 @@
 """Bring a managed motor_ident node up as a lifecycle manager does: parameters set while it is
 unconfigured, then configure (and activate).
 
-    .venv/bin/python -m motor_ident.ros.feedforward_node &      # waits unconfigured
+    .venv/bin/python -m motor_ident.ros.nodes.feedforward_node &      # waits unconfigured
     .venv/bin/python examples/bringup_parameters.py feedforward output=joint_trajectory \\
         state_timeout=0.25 --activate
 

@@ -22,7 +22,7 @@ from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
 from launch import LaunchDescription
-from motor_ident.ros.launch_actions import managed_node
+from motor_ident.ros.runtime.launch_actions import managed_node
 
 
 def generate_launch_description() -> LaunchDescription:

@@ -2,7 +2,7 @@
 a range and whether the value may change while a node runs.
 
 Every loader builds from these classes: the scenario files (`motor_ident.scenario.loader`), the
-ROS parameter declaration (`motor_ident.ros.parameters`), the ROS-free closed loop,
+ROS parameter declaration (`motor_ident.ros.runtime.parameters`), the ROS-free closed loop,
 ``motor-ident identify --online`` and the parameter reference (docs/parameters.md). A field is
 declared with `setting`; a nested config whose fields become top-level keys with `inline`.
 

@@ -14,6 +14,9 @@ rows above it, at module level and inside functions alike:
 | 5 | fleet (Dask, parameter store, drift alarms) | 0-2, fleet |
 | 6 | commands | anything but cli |
 | 7 | cli | commands, errors |
+
+Inside ros, the groups import one way (ROS_GROUPS; docs/nodes.md, "Layout"): wire <- runtime <- nodes,
+recording <- monitor, bench. The entry points and the runner name the nodes by module string only.
 """
 
 from __future__ import annotations
@@ -56,21 +59,30 @@ LAZY_ALLOWED = ("cvxpy", "gmr", "matplotlib", "scipy.signal", "scipy.stats", "th
 # imports sit at the module top
 LAZY_PENDING = {
     "motor_ident/core/estimation/online.py",
-    "motor_ident/ros/bag_player.py",
-    "motor_ident/ros/common.py",
-    "motor_ident/ros/latency.py",
-    "motor_ident/ros/runner.py",
+    "motor_ident/ros/recording/bag_player.py",
+    "motor_ident/ros/runtime/common.py",
+    "motor_ident/ros/bench/latency.py",
+    "motor_ident/ros/runtime/runner.py",
     "motor_ident/sim/motor_chain.py",
     "motor_ident/sim/plant.py",
 }
 # importlib.import_module turns a string into a module, which hides an import from this test,
 # mypy and grep; where it is right, the reason is given
 IMPORT_MODULE_ALLOWED = {
-    "motor_ident/ros/bag_player.py": "a bag holds any message type, known only by its recorded name",
-    "motor_ident/ros/runner.py": "node_class resolves the node table's 'module:Class' strings",
-    "motor_ident/ros/entry_points.py": "an entry point installs the stop handling before its node's imports",
+    "motor_ident/ros/recording/bag_player.py": "a bag holds any message type, known only by its recorded name",
+    "motor_ident/ros/runtime/runner.py": "node_class resolves the node table's 'module:Class' strings",
+    "motor_ident/ros/runtime/entry_points.py": "an entry point installs the stop handling before its node's imports",
 }
 MAX_LINES = 550
+# group of motor_ident/ros -> the groups it may import (its own included)
+ROS_GROUPS: dict[str, set[str]] = {
+    "wire": {"wire"},
+    "runtime": {"wire", "runtime"},
+    "nodes": {"wire", "runtime", "nodes"},
+    "recording": {"wire", "runtime", "recording"},
+    "monitor": {"wire", "runtime", "recording", "monitor"},
+    "bench": {"wire", "runtime", "nodes", "bench"},
+}
 
 
 @dataclass(frozen=True)
@@ -173,6 +185,33 @@ def test_only_ros_imports_ros() -> None:
     assert not offenders
 
 
+def _ros_group(module: str) -> str:
+    """The group of a motor_ident.ros module (``motor_ident.ros.nodes.x`` -> "nodes"; "" for motor_ident.ros)."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 else ""
+
+
+def _ros_group_violations(paths: list[Path], root: Path = REPO) -> list[str]:
+    out = []
+    for path in paths:
+        source = _ros_group(_module_name(path, root))
+        for imp in _imports(path, root):
+            if layer(imp.module) != "ros" or not source:
+                continue
+            target = _ros_group(imp.module)
+            if target not in ROS_GROUPS[source]:
+                out.append(f"{imp.path}:{imp.line}: ros/{source} imports {imp.module}")
+    return out
+
+
+def test_ros_groups_import_one_way() -> None:
+    """Every module under motor_ident/ros sits in a group, and imports only the groups ROS_GROUPS allows."""
+    paths = [p for p in _sources() if layer(_module_name(p)) == "ros"]
+    loose = [str(p.relative_to(REPO)) for p in paths if _ros_group(_module_name(p)) not in ROS_GROUPS]
+    assert loose == ["motor_ident/ros/__init__.py"]
+    assert not _ros_group_violations(paths)
+
+
 def test_imports_inside_functions_are_slow_or_optional_packages() -> None:
     """Outside commands/, a function imports only ROS or the slow or optional packages of LAZY_ALLOWED."""
     offenders = []
@@ -247,6 +286,12 @@ def test_the_checkers_catch_violations(tmp_path: Path) -> None:
     assert len(violations) == 2 and "motor_ident.io.data" in violations[0] and "motor_ident.ros" in violations[1]
     assert _is_ros("rclpy.node") and _is_ros("sensor_msgs.msg") and _is_ros("std_srvs.srv")
     assert not _is_ros("numpy") and not _is_ros("pinocchio")
+    wire = tmp_path / "motor_ident" / "ros" / "wire" / "bad.py"
+    wire.parent.mkdir(parents=True)
+    wire.write_text("from motor_ident.ros.wire import wire\ndef f():\n    from motor_ident.ros.runtime import common\n")
+    assert _ros_group_violations([wire], tmp_path) == [
+        f"{wire.relative_to(tmp_path)}:3: ros/wire imports motor_ident.ros.runtime"
+    ]
 
 
 @pytest.mark.parametrize(

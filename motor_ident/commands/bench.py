@@ -8,7 +8,7 @@
   p50 / p99, missed cycles and CPU per message of the feedforward node beside the floor, a bare
   rclpy echo node with the same messages and QoS, alternating runs, quiet and with ``--background``
   busy processes, with the stand-in robot in the node's process and in its own; once more with the
-  executor a node process does not spin (`motor_ident.ros.common.NODE_EXECUTOR` is the one
+  executor a node process does not spin (`motor_ident.ros.runtime.common.NODE_EXECUTOR` is the one
   `run_node` uses), for comparison;
 - the online identifier's cost per 1 kHz sample, its blocks averaged and its first samples kept;
 - offline identification throughput on a 10-minute 1 kHz record, as a multiple of real time;
@@ -32,7 +32,7 @@ from motor_ident.commands import arguments, bench_latency
 from motor_ident.commands.common import write_json
 
 if TYPE_CHECKING:
-    from motor_ident.ros.common import ExecutorKind
+    from motor_ident.ros.runtime.common import ExecutorKind
 
 
 REALTIME_PRIORITY = 50
@@ -41,7 +41,7 @@ REALTIME_PRIORITY = 50
 
 def _rss_mb() -> float:
     """Resident set size of this process [MB] (Linux /proc; NaN elsewhere)."""
-    from motor_ident.ros.processes import memory_mb
+    from motor_ident.ros.runtime.processes import memory_mb
 
     return memory_mb()
 
@@ -230,8 +230,8 @@ def bench_feedforward(
     ``executor``: what spins the feedforward node (default: `run_node`'s). ``node="echo"``: the
     bare echo node instead (the floor; keys ``echo_*``).
     """
-    from motor_ident.ros.common import NODE_EXECUTOR
-    from motor_ident.ros.latency import measure_feedforward_latency
+    from motor_ident.ros.bench.latency import measure_feedforward_latency
+    from motor_ident.ros.runtime.common import NODE_EXECUTOR
 
     return measure_feedforward_latency(
         seconds,
@@ -248,7 +248,7 @@ def bench_layouts(seconds: float) -> dict[str, Any]:
     closed loop's cycle rate / 1 kHz; ``dropped_control_cycles``: states without a command;
     ``peak_rss_mb``: per node process (as processes only).
     """
-    from motor_ident.ros.runner import run_scenario
+    from motor_ident.ros.runtime.runner import run_scenario
 
     rows: dict[str, Any] = {}
     for layout, processes in (("one_process", False), ("processes", True)):
@@ -292,7 +292,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from motor_ident.ros.common import NODE_EXECUTOR
+    from motor_ident.ros.runtime.common import NODE_EXECUTOR
 
     console = Console()
     quick = args.quick

@@ -13,7 +13,7 @@ feedforward's p99 at most `P99_OVER_ECHO` x the echo's, its missed cycles at mos
 `CPU_OVER_ECHO_7DOF`), and
 p99 at most `P99_TARGET_MS` with the robot in its own process on a quiet machine. With
 ``priority`` > 0 (``--realtime``) every run, echo and node and the stand-in robot, runs at
-SCHED_FIFO with that priority (`motor_ident.ros.realtime`); the busy processes never do.
+SCHED_FIFO with that priority (`motor_ident.ros.runtime.realtime`); the busy processes never do.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def measure_cases(
     Returns: ``{node: {case: {layout: {"echo": [figures per run], "node": [...]}}}}`` with case
     ``quiet`` and, when ``background`` > 0, ``contended``.
     """
-    from motor_ident.ros.latency import BackgroundLoad, measure_feedforward_latency
+    from motor_ident.ros.bench.latency import BackgroundLoad, measure_feedforward_latency
 
     cases = {"quiet": 0, **({"contended": background} if background > 0 else {})}
     out: dict[str, Any] = {node: {} for node in nodes}

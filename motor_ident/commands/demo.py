@@ -49,8 +49,8 @@ def _run(args: argparse.Namespace, *, scenario: str, demo: bool) -> int:
     from rich.console import Console
 
     from motor_ident.io.demo_report import plot_run, summarize
-    from motor_ident.ros.processes import ProcessRunResult
-    from motor_ident.ros.runner import run_scenario
+    from motor_ident.ros.runtime.processes import ProcessRunResult
+    from motor_ident.ros.runtime.runner import run_scenario
     from motor_ident.scenario.loader import load_scenario
 
     console = Console()

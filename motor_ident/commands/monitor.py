@@ -1,4 +1,4 @@
-"""``motor-ident monitor``: serve a running graph's topics to Foxglove (`motor_ident.ros.monitor_node`).
+"""``motor-ident monitor``: serve a running graph's topics to Foxglove (`motor_ident.ros.monitor.monitor_node`).
 
 Starts the monitor node as ``ros2 run motor_ident monitor`` would, with the flags as its
 parameters; it runs until Ctrl-C. ``motor-ident run``/``demo`` take ``--monitor`` (and
@@ -55,9 +55,9 @@ def require_foxglove() -> None:
 def cmd_monitor(args: argparse.Namespace) -> int:
     """Serve the graph's topics on a Foxglove WebSocket server until Ctrl-C."""
     require_foxglove()
-    from motor_ident.ros.monitor_node import main
-    from motor_ident.ros.processes import parameter_argument
-    from motor_ident.ros.runner import default_dds_environment
+    from motor_ident.ros.monitor.monitor_node import main
+    from motor_ident.ros.runtime.processes import parameter_argument
+    from motor_ident.ros.runtime.runner import default_dds_environment
 
     default_dds_environment()
     values: dict[str, Any] = {

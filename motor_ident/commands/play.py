@@ -9,7 +9,7 @@ from motor_ident.commands import arguments
 
 def cmd_play(args: argparse.Namespace) -> int:
     """Replay a bag over DDS."""
-    from motor_ident.ros.bag_player import play
+    from motor_ident.ros.recording.bag_player import play
 
     published = play(
         args.bag,

@@ -17,7 +17,7 @@ Receive times are the simulated time, so ``motor-ident play`` replays it with th
 clock. Each topic carries the QoS its node publishes with (`motor_ident.io.bags.qos`).
 
 With ``--topics``, ``record`` records a running robot's live DDS topics instead
-(`motor_ident.ros.topic_recorder`): raw CDR with the topics' types and QoS, until ``--duration``
+(`motor_ident.ros.recording.topic_recorder`): raw CDR with the topics' types and QoS, until ``--duration``
 seconds have passed or Ctrl-C / SIGTERM, which leave a complete bag (exit status 0, as after a
 simulated recording stopped early).
 """
@@ -115,7 +115,7 @@ def record_live(
     topics: list[str], out: str, *, duration: float | None, wait: float, storage: str, json_path: str | None
 ) -> int:
     """Record live DDS topics into a rosbag2 (``record --topics``)."""
-    from motor_ident.ros.topic_recorder import record_topics
+    from motor_ident.ros.recording.topic_recorder import record_topics
 
     def started(recorded: list[str]) -> None:
         until = "Ctrl-C" if duration is None else f"{duration:g} s or Ctrl-C"

@@ -22,8 +22,8 @@ def cmd_soak(args: argparse.Namespace) -> int:
     """Run the soak and print its figures."""
     from rich.console import Console
 
-    from motor_ident.ros.processes import memory_mb
-    from motor_ident.ros.runner import run_scenario
+    from motor_ident.ros.runtime.processes import memory_mb
+    from motor_ident.ros.runtime.runner import run_scenario
 
     console = Console()
     rss: list[tuple[float, float]] = []

@@ -2,7 +2,7 @@
 the objects built at start frozen out of the garbage collector's passes.
 
 Every ``motor-ident`` command (`motor_ident.cli.main`) and every node process
-(`motor_ident.ros.common.run_node`) calls `limit_blas_threads` once at start; a node process
+(`motor_ident.ros.runtime.common.run_node`) calls `limit_blas_threads` once at start; a node process
 calls `settle_heap` once its node is built (a managed node: after each configure).
 """
 

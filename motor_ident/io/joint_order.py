@@ -1,6 +1,6 @@
 """Joint order by name: where each of our joints sits in a message's or a file's name list.
 
-The one rule every reader of joint states follows (the nodes, `motor_ident.ros.conversions`, and
+The one rule every reader of joint states follows (the nodes, `motor_ident.ros.wire.conversions`, and
 the bag reader, `motor_ident.io.bags.joint_states`): our joints are matched by name; other names
 (other joints, another robot's) are ignored; one of ours missing or named twice makes the sample
 unusable, with a `Reason` saying which.

@@ -1,4 +1,4 @@
-"""The monitor's settings (`motor_ident.ros.monitor_node`), apart from the other nodes' so that the
+"""The monitor's settings (`motor_ident.ros.monitor.monitor_node`), apart from the other nodes' so that the
 command line reads its defaults and help words without importing the numerical core.
 
 One of `motor_ident.scenario.nodes.NODE_SETTINGS`, like every node's settings.

@@ -1,7 +1,7 @@
 """The settings of each node, one frozen dataclass per node: every parameter with its default,
 unit, range and whether it may change while the node runs (`motor_ident.schema`).
 
-The nodes declare their ROS 2 parameters from these classes (`motor_ident.ros.parameters`), the
+The nodes declare their ROS 2 parameters from these classes (`motor_ident.ros.runtime.parameters`), the
 scenario loader validates scenario files against them (`motor_ident.scenario.loader`), and the
 ROS-free closed loop and ``motor-ident identify --online`` build from them. Where a core config
 already holds a node's settings it is inlined, so its fields are defined once, in the core.
@@ -69,7 +69,7 @@ class PairingSettings:
 @dataclass(frozen=True)
 class RealtimeSettings:
     """How a node on the 1 kHz path claims its computer: real-time priority, locked memory, pinned
-    CPUs (`motor_ident.ros.realtime`; what the computer needs: docs/performance.md)."""
+    CPUs (`motor_ident.ros.runtime.realtime`; what the computer needs: docs/performance.md)."""
 
     thread_priority: int = setting(
         0,

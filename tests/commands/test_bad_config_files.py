@@ -300,7 +300,7 @@ def test_run_reads_a_damaged_scenario_file_or_refuses_it(data: st.DataObject) ->
         scenario = Path(tmp) / "scenario.yaml"
         scenario.write_bytes(edit.data)
         argv = ["run", str(scenario), "--duration", "1", "--out-dir", str(Path(tmp) / "out")]
-        with stopped_after_reading("motor_ident.ros.runner.run_scenario"):
+        with stopped_after_reading("motor_ident.ros.runtime.runner.run_scenario"):
             check_outcome(edit, argv, scenario, [Path(tmp) / "out" / "summary.json"], lambda: None)
 
 

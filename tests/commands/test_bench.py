@@ -34,7 +34,7 @@ def test_bench_json_has_the_floor_and_the_ratios(tmp_path: Path, monkeypatch: py
     """Medians over runs; echo keys, feedforward / echo ratios and targets per case and layout."""
     from motor_ident import cli
     from motor_ident.commands import bench
-    from motor_ident.ros import latency
+    from motor_ident.ros.bench import latency
 
     runs: dict[tuple[str, bool], list[dict[str, object]]] = {
         ("echo", True): [_latency(0.8, 20, 20.0)] * 3,
@@ -96,7 +96,7 @@ def test_latency_only_measures_the_chosen_cases_and_nothing_else(
     both layouts, and no other benchmark; its keys and a missed target reported as missed."""
     from motor_ident import cli
     from motor_ident.commands import bench
-    from motor_ident.ros import latency
+    from motor_ident.ros.bench import latency
 
     measured: list[tuple[str, str, bool]] = []
 
@@ -152,7 +152,7 @@ def test_realtime_runs_the_echo_and_the_node_at_one_priority(
     """``--realtime`` (50, as ros2_control) and ``--realtime 70``: every run, echo and node, at that
     priority; a run refused real-time priority prints its reason once."""
     from motor_ident import cli
-    from motor_ident.ros import latency
+    from motor_ident.ros.bench import latency
 
     priorities: list[tuple[str, int]] = []
 

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.ros
 def test_monitor_command_binds_loopback_says_so_and_stops_on_sigint() -> None:
     """The command serves the robot description on 127.0.0.1 with no capability, logs where it
     listens and that it is this machine only, and exits 0 on SIGINT."""
-    from motor_ident.ros.foxglove_client import FoxgloveClient
+    from motor_ident.ros.monitor.foxglove_client import FoxgloveClient
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

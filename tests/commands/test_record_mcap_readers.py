@@ -11,7 +11,7 @@ import numpy as np
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 
-from motor_ident.ros.msg_definitions import ros2msg_schema
+from motor_ident.ros.wire.msg_definitions import ros2msg_schema
 
 TOPICS = {
     "/joint_states": "sensor_msgs/msg/JointState",

@@ -54,14 +54,14 @@ class Ros:
         self, node_class: type, *, namespace: str | None = None, activate: bool = True, **parameters: object
     ) -> Any:
         """A ``node_class`` node in this context with ``parameters`` as overrides, spun by the
-        executor; a managed node configured and activated (`motor_ident.ros.lifecycle.start`),
+        executor; a managed node configured and activated (`motor_ident.ros.runtime.lifecycle.start`),
         unless ``activate=False`` (then left unconfigured).
 
         Raises whatever the node's constructor or configure raises (a refused parameter: `ConfigError`).
         """
         from rclpy.parameter import Parameter
 
-        from motor_ident.ros.lifecycle import start
+        from motor_ident.ros.runtime.lifecycle import start
 
         overrides = [Parameter(name, value=value) for name, value in parameters.items()]
         extra = {} if namespace is None else {"namespace": namespace}

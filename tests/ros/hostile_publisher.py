@@ -25,12 +25,12 @@ from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from motor_ident.ros.common import STATE_QOS
-from motor_ident.ros.conversions import make_joint_state, stamp_to_seconds
+from motor_ident.ros.runtime.common import STATE_QOS
+from motor_ident.ros.wire.conversions import make_joint_state, stamp_to_seconds
 
 MARK = "hostile"  # frame_id of our own messages, so that we do not track ourselves
 
-# kind -> the reason kind the nodes must count it under (motor_ident.ros.conversions).
+# kind -> the reason kind the nodes must count it under (motor_ident.ros.wire.conversions).
 KINDS = {
     "nan position": "non-finite value",
     "inf velocity": "non-finite value",
@@ -130,7 +130,7 @@ def main() -> None:
     from rclpy.signals import SignalHandlerOptions
 
     from motor_ident.io.robot_config import load_robot_config
-    from motor_ident.ros.shutdown import ProcessStop
+    from motor_ident.ros.runtime.shutdown import ProcessStop
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robot", default="valkyrie_arm", help="robot config whose joints to use")

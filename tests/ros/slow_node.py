@@ -24,7 +24,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from motor_ident.ros.shutdown import StopRequested, install
+from motor_ident.ros.runtime.shutdown import StopRequested, install
 from motor_ident.scenario.nodes import RealtimeSettings
 from motor_ident.schema import inline
 
@@ -80,14 +80,14 @@ def main() -> None:
     if where == "import":
         try:
             block("import", seconds)
-        except StopRequested as stop:  # what motor_ident.ros.entry_points.run does
+        except StopRequested as stop:  # what motor_ident.ros.runtime.entry_points.run does
             print(f"stopped by {stop} while starting", flush=True)
             return
     from rclpy.node import Node
     from std_msgs.msg import Float64MultiArray
 
-    from motor_ident.ros.common import run_node
-    from motor_ident.ros.parameters import declare_settings
+    from motor_ident.ros.runtime.common import run_node
+    from motor_ident.ros.runtime.parameters import declare_settings
 
     class SlowNode(Node):
         def __init__(self) -> None:

@@ -45,10 +45,10 @@ def test_replayed_bag_gives_the_offline_estimate_and_a_loop_resets_cleanly(bag: 
 
     from motor_ident.core.estimation.identification import identify
     from motor_ident.io.bags.read import read_bag
-    from motor_ident.ros.bag_player import BagPlayer
-    from motor_ident.ros.common import LATCHED_QOS
-    from motor_ident.ros.identifier_node import IdentifierNode
-    from motor_ident.ros.lifecycle import start
+    from motor_ident.ros.nodes.identifier_node import IdentifierNode
+    from motor_ident.ros.recording.bag_player import BagPlayer
+    from motor_ident.ros.runtime.common import LATCHED_QOS
+    from motor_ident.ros.runtime.lifecycle import start
 
     context = rclpy.Context()
     rclpy.init(context=context)

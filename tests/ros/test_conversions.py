@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from motor_ident.ros.conversions import (
+from motor_ident.ros.wire.conversions import (
     JointIndex,
     array_values,
     joint_state_arrays,

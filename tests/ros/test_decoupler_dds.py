@@ -18,9 +18,9 @@ def dds(ros):
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
-    from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
-    from motor_ident.ros.decoupler_node import DecouplerNode
-    from motor_ident.ros.pwm_feedforward_node import PwmFeedforwardNode
+    from motor_ident.ros.nodes.decoupler_node import DecouplerNode
+    from motor_ident.ros.nodes.pwm_feedforward_node import PwmFeedforwardNode
+    from motor_ident.ros.runtime.common import COMMAND_QOS, STATE_QOS
 
     decoupler = ros.add(DecouplerNode, robot="icub_torso")
     pwm = ros.add(PwmFeedforwardNode, robot="icub_torso", duty_limit=0.5)
@@ -49,7 +49,7 @@ def dds(ros):
 
 def test_joint_torque_comes_out_as_motor_torque(dds) -> None:
     """A joint-space JointState (shuffled names) becomes motor-space: T^-1 q, T^-1 qd, T' tau."""
-    from motor_ident.ros.conversions import make_joint_state
+    from motor_ident.ros.wire.conversions import make_joint_state
 
     names = ["torso_yaw", "torso_pitch", "torso_roll"]  # not the config order
     q, qd, tau = np.array([0.1, 0.2, -0.1]), np.array([0.3, -0.2, 0.1]), np.array([2.0, 10.0, -4.0])
@@ -68,7 +68,7 @@ def test_motor_states_and_commands_convert_both_ways(dds) -> None:
     """motor_states -> joint space with T^-T for torques; joint torque commands -> T' tau in motor order."""
     from std_msgs.msg import Float64MultiArray
 
-    from motor_ident.ros.conversions import make_joint_state
+    from motor_ident.ros.wire.conversions import make_joint_state
 
     tau_m = np.array([1.0, -2.0, 3.0])
     msg = make_joint_state(["m_0B4M0", "m_0B3M0", "m_0B3M1"], 1.0, np.zeros(3), np.array([0.1, 0.2, 0.3]), tau_m)
@@ -107,10 +107,10 @@ def test_joint_torques_reach_the_duty_cycles_through_the_decoupler_along_the_ref
     from std_msgs.msg import Float64MultiArray
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-    from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
-    from motor_ident.ros.conversions import make_joint_state
-    from motor_ident.ros.decoupler_node import DecouplerNode
-    from motor_ident.ros.pwm_feedforward_node import PwmFeedforwardNode
+    from motor_ident.ros.nodes.decoupler_node import DecouplerNode
+    from motor_ident.ros.nodes.pwm_feedforward_node import PwmFeedforwardNode
+    from motor_ident.ros.runtime.common import COMMAND_QOS, STATE_QOS
+    from motor_ident.ros.wire.conversions import make_joint_state
 
     decoupler = ros.add(
         DecouplerNode, namespace="wired", robot="icub_torso", joint_commands_topic="effort_controller/commands"

@@ -8,7 +8,7 @@ import pytest
 from motor_ident.core.excitation.fourier import random_fourier_trajectory
 from motor_ident.errors import ConfigError
 from motor_ident.io.trajectory import NamedTrajectory, save_trajectory
-from motor_ident.ros.conversions import trajectory_times
+from motor_ident.ros.wire.conversions import trajectory_times
 
 pytestmark = pytest.mark.ros
 
@@ -16,14 +16,14 @@ JOINTS = ["shoulder_extensor", "shoulder_adductor", "upper_arm_rotation", "elbow
 
 
 def _make_node(ros, trajectory_file: str):
-    from motor_ident.ros.excitation_node import ExcitationNode
+    from motor_ident.ros.nodes.excitation_node import ExcitationNode
 
     return ros.add(ExcitationNode, trajectory_file=trajectory_file)
 
 
 def test_plays_the_saved_trajectory_in_the_robot_joint_order(ros, tmp_path) -> None:
     """A file saved with the joints in reverse order is played in the robot's order, after the ramp."""
-    from motor_ident.ros.conversions import make_joint_state
+    from motor_ident.ros.wire.conversions import make_joint_state
 
     rng = np.random.default_rng(4)
     trajectory = random_fourier_trajectory(rng, n=4, harmonics=3, base_frequency=0.25, velocity_amplitude=0.8)
@@ -54,7 +54,7 @@ def test_overlapping_chunks_carry_the_same_points(ros, tmp_path) -> None:
     """Chunks published at different states (every 7 ms here, off the 10 ms point grid) share their
     points to the bit: a receiver that holds an older chunk interpolates the same reference."""
     from motor_ident.core.control.computed_torque import ReferenceBuffer
-    from motor_ident.ros.conversions import make_joint_state
+    from motor_ident.ros.wire.conversions import make_joint_state
 
     trajectory = random_fourier_trajectory(np.random.default_rng(2), n=4, harmonics=3, base_frequency=0.3)
     path = tmp_path / "traj.yaml"

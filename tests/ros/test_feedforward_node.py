@@ -14,7 +14,7 @@ pytestmark = pytest.mark.ros
 @pytest.fixture
 def node(ros):
     """A feedforward node for valkyrie_arm in its own rclpy context."""
-    from motor_ident.ros.feedforward_node import FeedforwardNode
+    from motor_ident.ros.nodes.feedforward_node import FeedforwardNode
 
     return ros.add(FeedforwardNode, rate_limit=[1e9])
 
@@ -25,7 +25,7 @@ def _gravity(ff, q, theta):
 
 
 def _state(ff, t, q, qd):
-    from motor_ident.ros.conversions import make_joint_state
+    from motor_ident.ros.wire.conversions import make_joint_state
 
     ff._on_state(serialize_message(make_joint_state(ff.joints, t, q, qd, np.zeros(len(ff.joints)))))
 
@@ -104,7 +104,7 @@ def test_recovers_when_state_returns(node) -> None:
 def test_model_switch_is_blended_within_the_rate_bound(node) -> None:
     """A new model on ~/parameters moves the command at most blend_rate * dt per state (it
     would step by several N m at once) and arrives at the new model's torque."""
-    from motor_ident.ros.conversions import make_array
+    from motor_ident.ros.wire.conversions import make_array
 
     q = np.array([0.3, -0.2, 0.5, 1.0])
     node.reference.set(np.array([0.0, 10.0]), np.stack([q, q]), np.zeros((2, 4)), np.zeros((2, 4)))
@@ -129,7 +129,7 @@ def test_state_callback_keeps_no_memory(node) -> None:
     callback allocates outlives it."""
     import tracemalloc
 
-    from motor_ident.ros.conversions import make_joint_state
+    from motor_ident.ros.wire.conversions import make_joint_state
 
     n = len(node.joints)
     q = np.full(n, 0.2)

@@ -25,8 +25,8 @@ def test_trajectory_efforts_equal_the_forward_command_torques(ros) -> None:
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from trajectory_msgs.msg import JointTrajectory
 
-    from motor_ident.ros.conversions import make_joint_state, stamp_to_seconds
-    from motor_ident.ros.feedforward_node import FeedforwardNode
+    from motor_ident.ros.nodes.feedforward_node import FeedforwardNode
+    from motor_ident.ros.wire.conversions import make_joint_state, stamp_to_seconds
 
     forward = ros.add(FeedforwardNode, rate_limit=[1e9])
     controller_joints = list(reversed(forward.joints))
@@ -73,7 +73,7 @@ def test_trajectory_efforts_equal_the_forward_command_torques(ros) -> None:
 
 def test_no_reference_sends_no_trajectory(ros) -> None:
     """Without a reference covering now the planner sends nothing and says why."""
-    from motor_ident.ros.feedforward_node import FeedforwardNode
+    from motor_ident.ros.nodes.feedforward_node import FeedforwardNode
 
     planner = ros.add(FeedforwardNode, output="joint_trajectory", trajectory_rate=100.0)
     assert ros.spin_until(lambda: "stale or missing" in planner.mode, timeout=10.0), planner.mode
@@ -83,7 +83,7 @@ def test_no_reference_sends_no_trajectory(ros) -> None:
 def test_controller_joints_must_be_the_robot_joints(ros) -> None:
     """A controller joint list that is not an ordering of the robot's joints is refused, naming them."""
     from motor_ident.errors import ConfigError
-    from motor_ident.ros.feedforward_node import FeedforwardNode
+    from motor_ident.ros.nodes.feedforward_node import FeedforwardNode
 
     with pytest.raises(ConfigError, match="controller_joints"):
         ros.add(FeedforwardNode, output="joint_trajectory", controller_joints=["shoulder_pitch", "nope"])

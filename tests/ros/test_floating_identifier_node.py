@@ -45,10 +45,10 @@ def test_replayed_humanoid_opens_the_gate_on_the_true_mass(recording: tuple[Path
     from std_msgs.msg import Bool, Float64MultiArray
 
     from motor_ident.core.floating_base.identification import centre_of_mass
-    from motor_ident.ros.bag_player import BagPlayer
-    from motor_ident.ros.common import LATCHED_QOS
-    from motor_ident.ros.floating_identifier_node import FloatingIdentifierNode
-    from motor_ident.ros.lifecycle import start
+    from motor_ident.ros.nodes.floating_identifier_node import FloatingIdentifierNode
+    from motor_ident.ros.recording.bag_player import BagPlayer
+    from motor_ident.ros.runtime.common import LATCHED_QOS
+    from motor_ident.ros.runtime.lifecycle import start
 
     robot, bag, mass_true, run = recording
     context = rclpy.Context()
@@ -116,8 +116,8 @@ def test_bad_messages_are_dropped_and_counted(ros: Any, recording: tuple[Path, P
     from geometry_msgs.msg import WrenchStamped
     from sensor_msgs.msg import Imu, JointState
 
-    from motor_ident.ros.conversions import seconds_to_stamp
-    from motor_ident.ros.floating_identifier_node import FloatingIdentifierNode
+    from motor_ident.ros.nodes.floating_identifier_node import FloatingIdentifierNode
+    from motor_ident.ros.wire.conversions import seconds_to_stamp
 
     robot, _, _, run = recording
     node = ros.add(

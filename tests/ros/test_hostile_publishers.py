@@ -15,7 +15,7 @@ import pytest
 
 from motor_ident.io.demo_report import Recording, RunResult, plot_run, summarize
 from motor_ident.io.joint_order import MISSING_JOINTS
-from motor_ident.ros.conversions import (
+from motor_ident.ros.wire.conversions import (
     NON_FINITE,
     STAMP_AHEAD,
     STAMP_BACKWARDS,
@@ -197,7 +197,7 @@ def test_feedforward_answers_only_the_robot(ros) -> None:
     from rclpy.serialization import serialize_message
 
     from motor_ident.io.robot_config import load_robot_config
-    from motor_ident.ros.feedforward_node import FeedforwardNode
+    from motor_ident.ros.nodes.feedforward_node import FeedforwardNode
 
     node = ros.add(FeedforwardNode)
     joints = list(node.joints)
@@ -226,7 +226,7 @@ def test_feedforward_answers_only_the_robot(ros) -> None:
 def test_identifier_keeps_its_buffer_under_strays_and_restarts_on_a_bag_loop(ros) -> None:
     """Hostile messages between the robot's states neither reset the buffer nor enter it; a
     real clock restart (bag loop) empties it once."""
-    from motor_ident.ros.identifier_node import IdentifierNode
+    from motor_ident.ros.nodes.identifier_node import IdentifierNode
 
     node = ros.add(IdentifierNode, require_consistent=False, window_duration=1.0)
     joints = list(node.config.joints)
@@ -250,8 +250,8 @@ def test_bad_clock_parameters_are_refused_by_name(ros) -> None:
     """clock_restart_samples < 1 or max_stamp_jump <= 0 stop the node, naming the parameter and
     the value in the settings class's words (as a scenario file's bad value is)."""
     from motor_ident.errors import ConfigError
-    from motor_ident.ros.feedforward_node import FeedforwardNode
-    from motor_ident.ros.identifier_node import IdentifierNode
+    from motor_ident.ros.nodes.feedforward_node import FeedforwardNode
+    from motor_ident.ros.nodes.identifier_node import IdentifierNode
 
     with pytest.raises(ConfigError, match=r"parameter: clock_restart_samples = 0: expected an integer >= 1"):
         ros.add(FeedforwardNode, clock_restart_samples=0)
@@ -327,7 +327,7 @@ def _check_survived(result: RunResult, report: dict, tmp_path: Path) -> None:
 def test_demo_survives_a_hostile_publisher(hostile, tmp_path: Path) -> None:
     """The single-process demo, a hostile publisher at 150 Hz beside it: summary and plots are
     written, every command finite, the gate opens, every malformed kind counted and reported."""
-    from motor_ident.ros.runner import run_scenario
+    from motor_ident.ros.runtime.runner import run_scenario
 
     result = run_scenario("valkyrie_arm", **RUN)
     _check_survived(result, hostile(), tmp_path)
@@ -337,7 +337,7 @@ def test_demo_survives_a_hostile_publisher(hostile, tmp_path: Path) -> None:
 def test_node_processes_survive_a_hostile_publisher(hostile, tmp_path: Path) -> None:
     """The same with every node in its own process (``motor-ident run --processes``): no node
     process exits before the run ends (the runner raises if one does)."""
-    from motor_ident.ros.runner import run_scenario
+    from motor_ident.ros.runtime.runner import run_scenario
 
     # 8 s: an identifier process starved on a loaded machine (load average 20) had too few samples
     # in its window when a 4 s run ended (condition number inf, gate closed).

@@ -111,7 +111,7 @@ def nearest_distance(points: np.ndarray, candidates: np.ndarray) -> np.ndarray:
 @pytest.fixture(scope="module")
 def run():
     """config/scenarios/icub_torso.yaml run for DURATION_S simulated seconds, with a probe listening."""
-    from motor_ident.ros.runner import run_scenario
+    from motor_ident.ros.runtime.runner import run_scenario
 
     probe = Probe()
     try:

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.ros
 
 
 def _node(ros, **params):
-    from motor_ident.ros.identifier_node import IdentifierNode
+    from motor_ident.ros.nodes.identifier_node import IdentifierNode
 
     return ros.add(IdentifierNode, **params)
 
@@ -20,7 +20,7 @@ def _node(ros, **params):
 def _feed(node, seconds: float = 6.0) -> None:
     """Samples of the true robot along a Fourier motion, straight into the node's callback."""
     from motor_ident.core.excitation.fourier import random_fourier_trajectory
-    from motor_ident.ros.conversions import make_joint_state
+    from motor_ident.ros.wire.conversions import make_joint_state
 
     regressor = node.regressor
     theta = node.config.nominal_parameters(regressor)

@@ -22,7 +22,7 @@ def test_commands_are_paired_with_their_states(node: str, robot: str, same_proce
 
     How many states are answered depends on the machine's load, so only the pairing is asserted.
     """
-    from motor_ident.ros.latency import measure_feedforward_latency
+    from motor_ident.ros.bench.latency import measure_feedforward_latency
 
     figures = measure_feedforward_latency(1.5, robot, same_process=same_process, node=node)  # type: ignore[arg-type]
     assert figures["node"] == node
@@ -39,7 +39,7 @@ def test_commands_are_paired_with_their_states(node: str, robot: str, same_proce
 @pytest.mark.parametrize("kind", ["cpu", "alloc"])
 def test_background_load_runs_and_stops(kind: str) -> None:
     """The contended case's busy processes run during the block and are gone after it."""
-    from motor_ident.ros.latency import BackgroundLoad
+    from motor_ident.ros.bench.latency import BackgroundLoad
 
     with BackgroundLoad(2, kind) as load:  # type: ignore[arg-type]
         processes = list(load._processes)
@@ -52,7 +52,7 @@ def test_realtime_run_is_at_its_priority_and_leaves_normal_scheduling() -> None:
     back at normal scheduling afterwards (the busy processes it starts next must not inherit it)."""
     import os
 
-    from motor_ident.ros.latency import measure_feedforward_latency
+    from motor_ident.ros.bench.latency import measure_feedforward_latency
 
     figures = measure_feedforward_latency(1.0, "valkyrie_arm", node="echo", priority=10)
     assert (figures["thread_priority"], figures["realtime_warning"] == "") in ((10, True), (0, False)), figures

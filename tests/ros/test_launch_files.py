@@ -287,7 +287,7 @@ class Probe:
         from std_msgs.msg import Float64MultiArray
         from trajectory_msgs.msg import JointTrajectory
 
-        from motor_ident.ros.common import STATE_QOS
+        from motor_ident.ros.runtime.common import STATE_QOS
 
         types = {"JointState": JointState, "Float64MultiArray": Float64MultiArray, "JointTrajectory": JointTrajectory}
         self.ros = Ros()

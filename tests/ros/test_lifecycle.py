@@ -111,7 +111,7 @@ CASES = {
 
 
 def _node_class(name: str) -> Any:
-    from motor_ident.ros.runner import node_class
+    from motor_ident.ros.runtime.runner import node_class
 
     return node_class(name)
 
@@ -121,8 +121,8 @@ def _feeder(probe: Any, case: Case) -> Any:
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
-    from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
-    from motor_ident.ros.conversions import make_array, make_joint_state
+    from motor_ident.ros.runtime.common import COMMAND_QOS, STATE_QOS
+    from motor_ident.ros.wire.conversions import make_array, make_joint_state
 
     joints = ("joint1",) if case.node == "vrec_controller" else JOINTS[case.robot]
     rng = np.random.default_rng(3)
@@ -173,7 +173,7 @@ def test_transitions_over_dds(ros, name: str) -> None:
     from std_msgs.msg import Float64MultiArray
     from trajectory_msgs.msg import JointTrajectory
 
-    from motor_ident.ros.common import STATE_QOS
+    from motor_ident.ros.runtime.common import STATE_QOS
 
     case = CASES[name]
     node = ros.add(_node_class(name), activate=False, **case.parameters)
@@ -243,7 +243,7 @@ def test_reconfigure_applies_new_parameters(ros) -> None:
     from rclpy.parameter import Parameter
     from rclpy.parameter_client import AsyncParameterClient
 
-    from motor_ident.ros.feedforward_node import FeedforwardNode
+    from motor_ident.ros.nodes.feedforward_node import FeedforwardNode
 
     node = ros.add(FeedforwardNode, activate=False)
     probe = ros.probe("reconfigure_probe")
@@ -275,9 +275,9 @@ def test_callback_exception_sends_safe_output_and_unconfigures(ros) -> None:
     finds the node, `fail`): the safe output goes out (zero torque), the node is unconfigured."""
     from std_msgs.msg import Float64MultiArray
 
-    from motor_ident.ros.common import STATE_QOS
-    from motor_ident.ros.feedforward_node import FeedforwardNode
-    from motor_ident.ros.lifecycle import managing
+    from motor_ident.ros.nodes.feedforward_node import FeedforwardNode
+    from motor_ident.ros.runtime.common import STATE_QOS
+    from motor_ident.ros.runtime.lifecycle import managing
 
     node = ros.add(FeedforwardNode, safe_mode="zero", rate_limit=[1e9])
     probe = ros.probe("failure_probe")
@@ -313,7 +313,7 @@ def test_destroyed_node_leaves_the_graph_at_once(ros) -> None:
     """A destroyed managed node and its lifecycle services leave the ROS graph when it is destroyed,
     not when Python collects it: a second run in the same process (an in-process demo, then
     ``--processes``) must not send its configure requests to the first run's node."""
-    from motor_ident.ros.excitation_node import ExcitationNode
+    from motor_ident.ros.nodes.excitation_node import ExcitationNode
 
     probe = ros.probe("graph_probe")
     node = ros.add(ExcitationNode, activate=True)

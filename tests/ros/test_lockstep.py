@@ -22,8 +22,8 @@ TIMEOUT_S = 0.3  # a spurious timeout on a loaded machine is allowed for below, 
 
 
 SIMULATORS = {  # node -> (class, parameters beyond the lockstep ones)
-    "sim_robot": ("motor_ident.ros.sim_robot_node:SimRobotNode", {"rate_hz": RATE_HZ, "torque_noise_std": 0.0}),
-    "elastic_sim": ("motor_ident.ros.elastic_sim_node:ElasticSimNode", {"rate_hz": RATE_HZ}),
+    "sim_robot": ("motor_ident.ros.nodes.sim_robot_node:SimRobotNode", {"rate_hz": RATE_HZ, "torque_noise_std": 0.0}),
+    "elastic_sim": ("motor_ident.ros.nodes.elastic_sim_node:ElasticSimNode", {"rate_hz": RATE_HZ}),
 }
 
 
@@ -39,8 +39,8 @@ def test_late_and_lost_commands_leave_every_later_command_on_its_own_state(ros, 
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
-    from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
-    from motor_ident.ros.lockstep import status_counts
+    from motor_ident.ros.runtime.common import COMMAND_QOS, STATE_QOS
+    from motor_ident.ros.runtime.lockstep import status_counts
 
     path, parameters = SIMULATORS[simulator]
     module, name = path.split(":")

@@ -38,7 +38,7 @@ def test_parameters_set_while_unconfigured_apply_at_configure(ros, tmp_path) -> 
     log = tmp_path / "feedforward.log"
     with open(log, "wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "motor_ident.ros.feedforward_node"],
+            [sys.executable, "-m", "motor_ident.ros.nodes.feedforward_node"],
             cwd=REPO,
             stdout=out,
             stderr=subprocess.STDOUT,

@@ -25,9 +25,9 @@ def test_forwards_serialized_bytes_and_resends_latched(ros) -> None:
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Bool
 
-    from motor_ident.ros.common import LATCHED_QOS, STATE_QOS
-    from motor_ident.ros.foxglove_client import FoxgloveClient
-    from motor_ident.ros.monitor_node import MonitorNode
+    from motor_ident.ros.monitor.foxglove_client import FoxgloveClient
+    from motor_ident.ros.monitor.monitor_node import MonitorNode
+    from motor_ident.ros.runtime.common import LATCHED_QOS, STATE_QOS
 
     probe = ros.probe()
     states = probe.create_publisher(JointState, "joint_states", STATE_QOS)
@@ -68,7 +68,7 @@ def test_clients_of_either_subprotocol_name_connect(ros, offered: list[str], agr
 
     from websockets.sync.client import connect
 
-    from motor_ident.ros.monitor_node import MonitorNode
+    from motor_ident.ros.monitor.monitor_node import MonitorNode
 
     monitor = ros.add(MonitorNode, port=0, robot="valkyrie_arm", topics=["/none"])
     ops: list[str] = []
@@ -93,7 +93,7 @@ def test_aborted_and_garbage_connections_leave_the_monitor_serving(ros) -> None:
 
     from websockets.sync.client import connect
 
-    from motor_ident.ros.monitor_node import MonitorNode
+    from motor_ident.ros.monitor.monitor_node import MonitorNode
 
     monitor = ros.add(MonitorNode, port=0, topics=["/none"])
     address = ("127.0.0.1", monitor.port)
@@ -119,7 +119,7 @@ def test_other_subprotocols_are_refused(ros) -> None:
     from websockets.exceptions import InvalidStatus
     from websockets.sync.client import connect
 
-    from motor_ident.ros.monitor_node import MonitorNode
+    from motor_ident.ros.monitor.monitor_node import MonitorNode
 
     monitor = ros.add(MonitorNode, port=0, topics=["/none"])
     with pytest.raises(InvalidStatus, match="400"):
@@ -132,8 +132,8 @@ def test_client_publishing_refused_by_default_and_forwarded_when_enabled(ros) ->
     from rclpy.serialization import serialize_message
     from std_msgs.msg import Float64MultiArray
 
-    from motor_ident.ros.foxglove_client import FoxgloveClient
-    from motor_ident.ros.monitor_node import MonitorNode
+    from motor_ident.ros.monitor.foxglove_client import FoxgloveClient
+    from motor_ident.ros.monitor.monitor_node import MonitorNode
 
     probe = ros.probe()
     received: list[Float64MultiArray] = []
@@ -165,8 +165,8 @@ def test_client_publishing_refused_by_default_and_forwarded_when_enabled(ros) ->
 def test_parameters_refused_by_default_and_set_when_enabled(ros) -> None:
     """A default monitor answers a client's setParameters with an error and the node's value stays;
     with allow_parameters the client reads the node's parameter and sets it."""
-    from motor_ident.ros.foxglove_client import FoxgloveClient
-    from motor_ident.ros.monitor_node import MonitorNode
+    from motor_ident.ros.monitor.foxglove_client import FoxgloveClient
+    from motor_ident.ros.monitor.monitor_node import MonitorNode
 
     probe = ros.probe("tuned")
     probe.declare_parameter("gain", 1.0)

@@ -1,7 +1,7 @@
 """The monitor in a live run, and every shipped monitoring config checked against that run.
 
 One valkyrie_arm run (lockstep, in process) with ``monitor`` enabled serving every topic of the
-graph; a client speaking Foxglove's WebSocket protocol (`motor_ident.ros.foxglove_client`)
+graph; a client speaking Foxglove's WebSocket protocol (`motor_ident.ros.monitor.foxglove_client`)
 subscribes to every channel as it is advertised and keeps what arrives. The messages are decoded
 with rclpy's deserializer and compared with what the run's own Recorder received over DDS. Then
 the topic and field paths of config/rviz, config/rqt and config/foxglove are resolved in the
@@ -63,7 +63,7 @@ def _free_port() -> int:
 def _watch(url: str, seen: Seen, stop: threading.Event) -> None:
     """Subscribe to every channel as it is advertised and keep the payloads, until ``stop`` or the
     server stops with the run."""
-    from motor_ident.ros.foxglove_client import FoxgloveClient, ServerClosedError
+    from motor_ident.ros.monitor.foxglove_client import FoxgloveClient, ServerClosedError
 
     try:
         with FoxgloveClient(url, timeout=120.0) as client:
@@ -88,7 +88,7 @@ def _watch(url: str, seen: Seen, stop: threading.Event) -> None:
 def monitored_run() -> tuple[Any, Seen]:
     """Eight simulated seconds of the scenario (the gate opens at about 5 s, later on a loaded
     machine) with the monitor serving every topic, and what a client saw."""
-    from motor_ident.ros.runner import run_scenario
+    from motor_ident.ros.runtime.runner import run_scenario
 
     port = _free_port()
     seen, stop = Seen(), threading.Event()
@@ -109,14 +109,14 @@ def monitored_run() -> tuple[Any, Seen]:
 def _decode(topic: str, data: bytes, seen: Seen) -> Any:
     from rclpy.serialization import deserialize_message
 
-    from motor_ident.ros.bag_player import message_class
+    from motor_ident.ros.recording.bag_player import message_class
 
     return deserialize_message(data, message_class(seen.channels[topic].schema_name))
 
 
 def test_channels_carry_ros2msg_schemas_of_the_installed_types(monitored_run) -> None:
     """Every run topic is advertised as CDR with its type and the installed .msg text as ros2msg."""
-    from motor_ident.ros.msg_definitions import ros2msg_schema
+    from motor_ident.ros.wire.msg_definitions import ros2msg_schema
 
     _, seen = monitored_run
     assert seen.server_info.get("capabilities") == [], "a default monitor offers clients nothing"
@@ -231,7 +231,7 @@ def foxglove_topics(layout: Any) -> list[str]:
 def test_foxglove_layout_paths_resolve(monitored_run) -> None:
     """Every path of config/foxglove names a run topic the monitor serves by default, with a numeric
     field; the 3D panel's topics exist with their types; the shipped file is what the generator makes."""
-    from motor_ident.ros.monitor_layout import scenario_layout
+    from motor_ident.ros.monitor.monitor_layout import scenario_layout
     from motor_ident.scenario.monitor import MONITOR_TOPICS
 
     _, seen = monitored_run

@@ -7,7 +7,7 @@ import pytest
 from mcap.records import Schema
 from mcap_ros2.decoder import DecoderFactory
 
-from motor_ident.ros.msg_definitions import (
+from motor_ident.ros.wire.msg_definitions import (
     SEPARATOR,
     MessageDefinitionError,
     dependencies,
@@ -66,7 +66,7 @@ def test_independent_reader_decodes_rclpy_bytes(msgtype: str) -> None:
     message back to the same field values."""
     from rclpy.serialization import serialize_message
 
-    from motor_ident.ros.bag_player import message_class
+    from motor_ident.ros.recording.bag_player import message_class
 
     cls = message_class(msgtype)
     msg = cls()

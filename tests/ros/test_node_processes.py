@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import yaml
 
-from motor_ident.ros.shutdown import BACKSTOP_AFTER_S, EXIT_BLOCKED
+from motor_ident.ros.runtime.shutdown import BACKSTOP_AFTER_S, EXIT_BLOCKED
 from tests.conftest import REPO
 from tests.ros.conftest import Ros
 
@@ -89,7 +89,7 @@ class NodeRun:
     node: str
     mode: str
     namespace: str
-    process: Any  # motor_ident.ros.processes.NodeProcess
+    process: Any  # motor_ident.ros.runtime.processes.NodeProcess
     answers: list[Any] = field(default_factory=list)
     samples_fed: int = 0
     exit_seconds: float | None = None
@@ -108,14 +108,14 @@ def test_runner_nodes_are_the_entry_points() -> None:
     """The runner's node table and setup.py's entry points name the same nodes, each entry point
     the launcher that runs the ``main`` of the module holding the runner's class, and every
     scenario file names only them."""
-    from motor_ident.ros import entry_points as launcher
-    from motor_ident.ros.runner import NODES, node_class, scenario_nodes
+    from motor_ident.ros.runtime import entry_points as launcher
+    from motor_ident.ros.runtime.runner import NODES, node_class, scenario_nodes
 
     entry_points = _setup_nodes()
     assert sorted(entry_points) == sorted(NODES) == sorted(launcher.MODULES)
     for name, target in NODES.items():
         module, cls = target.split(":")
-        assert entry_points[name] == f"motor_ident.ros.entry_points:{name}"
+        assert entry_points[name] == f"motor_ident.ros.runtime.entry_points:{name}"
         assert launcher.MODULES[name] == module and callable(getattr(launcher, name))
         assert node_class(name).__name__ == cls
     for path in sorted((REPO / "config" / "scenarios").glob("*.yaml")):
@@ -125,7 +125,7 @@ def test_runner_nodes_are_the_entry_points() -> None:
 def test_unknown_node_in_scenario_file_is_named(tmp_path) -> None:
     """A scenario file naming a node motor_ident does not have is refused before anything starts, naming it."""
     from motor_ident.errors import ConfigError
-    from motor_ident.ros.runner import run_scenario
+    from motor_ident.ros.runtime.runner import run_scenario
 
     path = tmp_path / "typo.yaml"
     path.write_text(
@@ -142,7 +142,7 @@ def test_bad_value_in_scenario_is_refused_before_any_node_starts(tmp_path) -> No
     """An integer written for a float, or an override out of range, stops the run with the scenario
     loader's message (file, node, key, value, what is expected) before any node process starts."""
     from motor_ident.errors import ConfigError
-    from motor_ident.ros.runner import run_scenario
+    from motor_ident.ros.runtime.runner import run_scenario
 
     path = tmp_path / "bad.yaml"
     doc = yaml.safe_load((REPO / "config" / "scenarios" / "valkyrie_arm.yaml").read_text())
@@ -191,10 +191,10 @@ def node_runs(tmp_path_factory) -> dict[tuple[str, str], NodeRun]:
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
-    from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
-    from motor_ident.ros.conversions import make_array, make_joint_state
-    from motor_ident.ros.processes import NodeProcess, change_states, stop_processes
-    from motor_ident.ros.runner import is_managed, node_command
+    from motor_ident.ros.runtime.common import COMMAND_QOS, STATE_QOS
+    from motor_ident.ros.runtime.processes import NodeProcess, change_states, stop_processes
+    from motor_ident.ros.runtime.runner import is_managed, node_command
+    from motor_ident.ros.wire.conversions import make_array, make_joint_state
 
     log_dir = tmp_path_factory.mktemp("node_logs")
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "RCUTILS_COLORIZED_OUTPUT": "0"}
@@ -378,7 +378,7 @@ def test_run_processes_reaches_an_open_gate(tmp_path) -> None:
 
 BLOCK_S = 20.0  # how long the slow node blocks: longer than launch's SIGINT-to-SIGKILL 15 s
 # The bound a blocked node exits within after the signal: the watchdog's immediate exit
-# (motor_ident.ros.shutdown.EXIT_AFTER_S) plus the interpreter's exit on a loaded machine; below
+# (motor_ident.ros.runtime.shutdown.EXIT_AFTER_S) plus the interpreter's exit on a loaded machine; below
 # launch's SIGKILL (15 s) and the runner's (10 s). A node blocked in Python code exits sooner:
 # at the watchdog's SIGTERM (3 s) or at once while starting.
 STOP_BOUND_S = 8.0
@@ -539,7 +539,7 @@ def test_stopped_simulator_gives_safe_output_and_says_so(tmp_path, ros) -> None:
     from diagnostic_msgs.msg import DiagnosticArray
     from std_msgs.msg import Float64MultiArray
 
-    from motor_ident.ros.common import STATE_QOS
+    from motor_ident.ros.runtime.common import STATE_QOS
 
     content = yaml.safe_load((REPO / "config" / "scenarios" / "valkyrie_arm.yaml").read_text())
     content["feedforward"]["ros__parameters"].update({"safe_mode": "zero", "diagnostics_period": 0.2})
@@ -601,10 +601,10 @@ def test_sigint_to_an_active_feedforward_sends_its_safe_output(tmp_path, ros) ->
     from std_msgs.msg import Float64MultiArray
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-    from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
-    from motor_ident.ros.conversions import make_joint_state
-    from motor_ident.ros.processes import NodeProcess, change_states, stop_processes
-    from motor_ident.ros.runner import node_command
+    from motor_ident.ros.runtime.common import COMMAND_QOS, STATE_QOS
+    from motor_ident.ros.runtime.processes import NodeProcess, change_states, stop_processes
+    from motor_ident.ros.runtime.runner import node_command
+    from motor_ident.ros.wire.conversions import make_joint_state
 
     joints = JOINTS["valkyrie_arm"]
     arguments = ["--params-file", str(REPO / "config" / "scenarios" / "valkyrie_arm.yaml")]

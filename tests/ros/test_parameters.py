@@ -23,8 +23,8 @@ def identifier(ros_context):
     """A real identifier node (no consistency check: no SDP to compile), destroyed afterwards."""
     from rclpy.parameter import Parameter
 
-    from motor_ident.ros.identifier_node import IdentifierNode
-    from motor_ident.ros.lifecycle import start
+    from motor_ident.ros.nodes.identifier_node import IdentifierNode
+    from motor_ident.ros.runtime.lifecycle import start
 
     node = IdentifierNode(context=ros_context, parameter_overrides=[Parameter("require_consistent", value=False)])
     start(node)  # configured and active, as launch starts it
@@ -77,8 +77,8 @@ def test_integer_for_a_float_refused_at_start(ros_context) -> None:
     from rclpy.parameter import Parameter
 
     from motor_ident.errors import ConfigError
-    from motor_ident.ros.identifier_node import IdentifierNode
-    from motor_ident.ros.lifecycle import start
+    from motor_ident.ros.nodes.identifier_node import IdentifierNode
+    from motor_ident.ros.runtime.lifecycle import start
 
     with pytest.raises(ConfigError, match=r"node identifier: parameter: alpha = 1: expected a float"):
         start(IdentifierNode(context=ros_context, parameter_overrides=[Parameter("alpha", value=1)]))
@@ -89,8 +89,8 @@ def test_out_of_range_start_value_refused_in_the_settings_words(ros_context) -> 
     from rclpy.parameter import Parameter
 
     from motor_ident.errors import ConfigError
-    from motor_ident.ros.identifier_node import IdentifierNode
-    from motor_ident.ros.lifecycle import start
+    from motor_ident.ros.nodes.identifier_node import IdentifierNode
+    from motor_ident.ros.runtime.lifecycle import start
     from motor_ident.scenario.loader import load_scenario
 
     with pytest.raises(ConfigError) as node_error:
@@ -107,8 +107,8 @@ def test_feedforward_live_gains_reach_the_control_law(ros_context) -> None:
     import numpy as np
     from rclpy.parameter import Parameter
 
-    from motor_ident.ros.feedforward_node import FeedforwardNode
-    from motor_ident.ros.lifecycle import start
+    from motor_ident.ros.nodes.feedforward_node import FeedforwardNode
+    from motor_ident.ros.runtime.lifecycle import start
 
     node = start(FeedforwardNode(context=ros_context))
     try:

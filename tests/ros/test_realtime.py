@@ -1,4 +1,4 @@
-"""Real-time priority, locked memory and CPU affinity of a node process (`motor_ident.ros.realtime`):
+"""Real-time priority, locked memory and CPU affinity of a node process (`motor_ident.ros.runtime.realtime`):
 refused and unpermitted settings, and a node at SCHED_FIFO that still stops and whose watchdog
 still runs when its loop spins."""
 
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from motor_ident.errors import ConfigError
-from motor_ident.ros import realtime
-from motor_ident.ros.shutdown import EXIT_AFTER_S, EXIT_BLOCKED
+from motor_ident.ros.runtime import realtime
+from motor_ident.ros.runtime.shutdown import EXIT_AFTER_S, EXIT_BLOCKED
 from motor_ident.scenario.nodes import NODE_SETTINGS, RealtimeSettings
 from motor_ident.schema import specs
 from tests.conftest import REPO
@@ -156,7 +156,7 @@ def test_watchdog_ends_a_spinning_realtime_loop(tmp_path) -> None:
 def test_one_process_run_refuses_realtime_settings() -> None:
     """``motor-ident run`` without ``--processes`` puts every node in one process: real-time
     settings there are refused before any node starts, naming the node and the way out."""
-    from motor_ident.ros.runner import run_scenario
+    from motor_ident.ros.runtime.runner import run_scenario
 
     with pytest.raises(ConfigError, match=r"^feedforward: thread_priority, .* run with --processes$"):
         run_scenario("valkyrie_arm", duration=1.0, overrides={"feedforward": {"thread_priority": 10}})

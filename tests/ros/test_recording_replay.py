@@ -39,7 +39,7 @@ def test_played_bag_gives_the_offline_gate_timeline(ros, bag: Path, tmp_path: Pa
     """Every joint state reaches the node; its gate changes (stamp, state) and last R2 are offline replay's."""
     from motor_ident.commands.online_replay import online_replay
     from motor_ident.io.bags.read import read_bag
-    from motor_ident.ros.identifier_node import IdentifierNode
+    from motor_ident.ros.nodes.identifier_node import IdentifierNode
 
     identifier = ros.add(IdentifierNode, robot="valkyrie_arm", **SETTINGS)
     scenario = tmp_path / "identifier.yaml"  # the same settings for identify --online

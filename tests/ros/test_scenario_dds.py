@@ -14,7 +14,7 @@ pytestmark = pytest.mark.ros
 @pytest.fixture(scope="module")
 def demo_run():
     """Ten seconds of the valkyrie_arm scenario, lockstep, the robot publishing joints in reverse order."""
-    from motor_ident.ros.runner import run_scenario
+    from motor_ident.ros.runtime.runner import run_scenario
 
     reverse = ["elbow", "upper_arm_rotation", "shoulder_adductor", "shoulder_extensor"]
     overrides = {"sim_robot": {"seed": 1, "joint_state_order": reverse}}
@@ -79,7 +79,7 @@ def test_identified_parameters_predict_the_truth(demo_run) -> None:
 
 def test_bad_parameter_stops_the_node_with_its_name() -> None:
     """An invalid parameter refuses to start the scenario, naming the parameter and value."""
-    from motor_ident.ros.runner import run_scenario
+    from motor_ident.ros.runtime.runner import run_scenario
 
     with pytest.raises(ConfigError, match="window"):
         run_scenario("valkyrie_arm", duration=0.1, overrides={"identifier": {"window_duration": 0.0}})

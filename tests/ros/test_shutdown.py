@@ -10,7 +10,7 @@ import signal
 
 import pytest
 
-from motor_ident.ros.shutdown import PARENT_ENV, ProcessStop, StopRequested, set_parent_death_signal
+from motor_ident.ros.runtime.shutdown import PARENT_ENV, ProcessStop, StopRequested, set_parent_death_signal
 
 
 @pytest.fixture

@@ -104,7 +104,7 @@ def supervised_runs(tmp_path_factory, module_ros_domain: int) -> dict[str, Super
     from std_msgs.msg import Float64MultiArray
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-    from motor_ident.ros.common import STATE_QOS
+    from motor_ident.ros.runtime.common import STATE_QOS
 
     directory = tmp_path_factory.mktemp("supervised")
     scenario = _scenario(directory)
@@ -230,7 +230,7 @@ def test_node_stopping_under_repeated_ctrl_c_exits_0(tmp_path) -> None:
     Ctrl-C, launch's own, then a user pressing again) stops cleanly: exit code 0, no traceback.
     Before the signals were ignored once teardown was over, one landing while the interpreter
     exited killed the process (exit status -2)."""
-    from motor_ident.ros.runner import node_command
+    from motor_ident.ros.runtime.runner import node_command
 
     arguments = ["--params-file", str(REPO / "config" / "scenarios" / "valkyrie_arm.yaml"), "-r", "__ns:=/storm"]
     log = tmp_path / "sim_robot.log"

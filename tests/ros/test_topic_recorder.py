@@ -190,8 +190,8 @@ def test_play_replays_a_latched_topic_latched(ros, simulated: Path) -> None:
     from rclpy.serialization import deserialize_message
     from std_msgs.msg import Bool
 
-    from motor_ident.ros.bag_player import BagPlayer
-    from motor_ident.ros.common import LATCHED_QOS
+    from motor_ident.ros.recording.bag_player import BagPlayer
+    from motor_ident.ros.runtime.common import LATCHED_QOS
     from tests.ros.conftest import spin_replay
 
     player = BagPlayer(simulated, topics=["/identifier/gate_open"], publish_clock=False, rate=50.0, context=ros.context)
@@ -211,8 +211,8 @@ def test_simulated_bags_carry_the_nodes_qos(simulated: Path) -> None:
     """`record`'s bag keeps per topic the profile its node publishes with (ros.common's, converted):
     history, depth, reliability, durability (deadlines and liveliness are the defaults on both sides)."""
     from motor_ident.io.bags.qos import recorded_qos
-    from motor_ident.ros.common import COMMAND_QOS, LATCHED_QOS, STATE_QOS
-    from motor_ident.ros.topic_recorder import bag_qos
+    from motor_ident.ros.recording.topic_recorder import bag_qos
+    from motor_ident.ros.runtime.common import COMMAND_QOS, LATCHED_QOS, STATE_QOS
 
     nodes = {
         "/joint_states": STATE_QOS,
@@ -234,8 +234,8 @@ def test_sigterm_leaves_a_complete_bag(ros, tmp_path: Path) -> None:
     from std_msgs.msg import Float64MultiArray
 
     from motor_ident.io.bags.read import raw_messages
-    from motor_ident.ros.common import COMMAND_QOS
-    from motor_ident.ros.conversions import make_array
+    from motor_ident.ros.runtime.common import COMMAND_QOS
+    from motor_ident.ros.wire.conversions import make_array
 
     publisher = ros.probe("commands").create_publisher(Float64MultiArray, "/sigterm/commands", COMMAND_QOS)
     out = tmp_path / "bag"

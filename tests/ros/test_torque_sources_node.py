@@ -28,7 +28,7 @@ def test_gate_opens_on_each_torque_source(kind: str) -> None:
     /diagnostics names the source, no joint state is dropped."""
     from diagnostic_msgs.msg import DiagnosticArray
 
-    from motor_ident.ros.runner import node_class, scenario_nodes
+    from motor_ident.ros.runtime.runner import node_class, scenario_nodes
     from tests.ros.conftest import Ros
 
     robot, sim, identifier_settings = SOURCES[kind]
@@ -61,8 +61,8 @@ def test_gate_opens_on_each_torque_source(kind: str) -> None:
 def test_silent_motor_states_close_the_gate_with_a_reason(ros) -> None:
     """Joint states without motor_states: every state waits at most its bound, is dropped as late, and
     after secondary_timeout /diagnostics says which topic is silent; the node keeps running."""
-    from motor_ident.ros.conversions import make_joint_state
-    from motor_ident.ros.identifier_node import IdentifierNode
+    from motor_ident.ros.nodes.identifier_node import IdentifierNode
+    from motor_ident.ros.wire.conversions import make_joint_state
 
     node = ros.add(IdentifierNode, torque_source="motor_current", secondary_timeout=0.2, diagnostics_period=60.0)
     joints = node.config.joints

@@ -23,9 +23,9 @@ def test_rotor_encoders_become_tx40_joint_states(ros) -> None:
     """Rotor angles, speeds and torques -> q = R^-1 q_m, tau = R' tau_m (R: ratios, R[5, 4] = 32)."""
     from sensor_msgs.msg import JointState
 
-    from motor_ident.ros.common import STATE_QOS
-    from motor_ident.ros.conversions import make_joint_state
-    from motor_ident.ros.decoupler_node import DecouplerNode
+    from motor_ident.ros.nodes.decoupler_node import DecouplerNode
+    from motor_ident.ros.runtime.common import STATE_QOS
+    from motor_ident.ros.wire.conversions import make_joint_state
 
     ros.add(DecouplerNode, robot=ROBOT, motor_states_at_rotor=True)
     probe = ros.probe()

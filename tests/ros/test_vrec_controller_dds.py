@@ -18,8 +18,8 @@ def dds(ros):
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
-    from motor_ident.ros.common import COMMAND_QOS, STATE_QOS
-    from motor_ident.ros.vrec_controller_node import VrecControllerNode
+    from motor_ident.ros.nodes.vrec_controller_node import VrecControllerNode
+    from motor_ident.ros.runtime.common import COMMAND_QOS, STATE_QOS
 
     node = ros.add(
         VrecControllerNode,
@@ -59,7 +59,7 @@ def test_vrec_command_and_dual_encoder_signals(ros, dds) -> None:
 
     from motor_ident.core.control.vrec import VrecConfig, VrecController, design_gain
     from motor_ident.papers.xin.bench import XIN_MOTOR_KI, XIN_MOTOR_KP, xin_bench_parameters
-    from motor_ident.ros.conversions import make_joint_state
+    from motor_ident.ros.wire.conversions import make_joint_state
 
     node = dds["node"]
     plant = xin_bench_parameters()
@@ -100,7 +100,7 @@ def test_bad_messages_are_dropped_never_a_nan_command(dds) -> None:
     """NaN motor states, a missing joint and a short reference are dropped and counted; commands stay finite."""
     from std_msgs.msg import Float64MultiArray
 
-    from motor_ident.ros.conversions import make_joint_state
+    from motor_ident.ros.wire.conversions import make_joint_state
 
     node = dds["node"]
     link = make_joint_state(JOINTS, 1.0, np.zeros(2), np.zeros(2), np.zeros(2))
@@ -123,7 +123,7 @@ def test_bad_messages_are_dropped_never_a_nan_command(dds) -> None:
 def test_refuses_bad_parameters(ros) -> None:
     """A wrong number of per-joint values or an impossible gain stops the node with the parameter named."""
     from motor_ident.errors import ConfigError
-    from motor_ident.ros.vrec_controller_node import VrecControllerNode
+    from motor_ident.ros.nodes.vrec_controller_node import VrecControllerNode
 
     with pytest.raises(ConfigError, match="stiffness"):
         ros.add(VrecControllerNode, joints=JOINTS, stiffness=[1.0, 2.0, 3.0])

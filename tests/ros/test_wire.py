@@ -14,8 +14,14 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from motor_ident.io.joint_order import JointIndex
-from motor_ident.ros.conversions import NON_FINITE, joint_state_arrays
-from motor_ident.ros.wire import MALFORMED, Float64ArrayReader, Float64ArrayWriter, JointStateReader, JointStateWriter
+from motor_ident.ros.wire.conversions import NON_FINITE, joint_state_arrays
+from motor_ident.ros.wire.wire import (
+    MALFORMED,
+    Float64ArrayReader,
+    Float64ArrayWriter,
+    JointStateReader,
+    JointStateWriter,
+)
 
 JOINTS = ("shoulder", "elbow", "wrist")
 names_strategy = st.lists(st.sampled_from([*JOINTS, "other", "ünïcode_joint", ""]), min_size=0, max_size=6)
@@ -146,7 +152,7 @@ def test_array_reader_matches_array_values(values: list[float], labels: list[str
     """Command arrays: the values or the reason array_values gives; a cut buffer is refused."""
     from std_msgs.msg import MultiArrayDimension
 
-    from motor_ident.ros.conversions import array_values
+    from motor_ident.ros.wire.conversions import array_values
 
     msg = Float64MultiArray(data=values)
     msg.layout.dim = [MultiArrayDimension(label=label, size=1, stride=1) for label in labels]

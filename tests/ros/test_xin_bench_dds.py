@@ -16,9 +16,9 @@ def _closed_loop() -> tuple[float, float, int, int]:
     commands published, non-finite commands)."""
     from std_msgs.msg import Float64MultiArray
 
-    from motor_ident.ros.common import COMMAND_QOS
-    from motor_ident.ros.elastic_sim_node import ElasticSimNode
-    from motor_ident.ros.vrec_controller_node import VrecControllerNode
+    from motor_ident.ros.nodes.elastic_sim_node import ElasticSimNode
+    from motor_ident.ros.nodes.vrec_controller_node import VrecControllerNode
+    from motor_ident.ros.runtime.common import COMMAND_QOS
     from tests.conftest import REPO
     from tests.ros.conftest import Ros
 
@@ -73,7 +73,7 @@ def test_lockstep_steps_with_the_held_command_when_one_is_lost() -> None:
     costs ``lockstep_timeout`` of wall time, then the bench steps with the held torque."""
     from std_msgs.msg import Float64MultiArray
 
-    from motor_ident.ros.elastic_sim_node import ElasticSimNode
+    from motor_ident.ros.nodes.elastic_sim_node import ElasticSimNode
     from tests.ros.conftest import Ros
 
     with Ros() as ros:

@@ -56,8 +56,8 @@ def test_default_reaches_the_node(window_321) -> None:
     import rclpy
     from rclpy.parameter import Parameter
 
-    from motor_ident.ros.identifier_node import IdentifierNode
-    from motor_ident.ros.lifecycle import start
+    from motor_ident.ros.nodes.identifier_node import IdentifierNode
+    from motor_ident.ros.runtime.lifecycle import start
 
     context = rclpy.Context()
     rclpy.init(context=context)

@@ -1,7 +1,7 @@
 """A recording read through a data spec (CSV, NPZ) written as a rosbag2, so ``motor-ident play`` feeds it
 to the nodes as a robot would.
 
-The topics are the identifier node's inputs (`motor_ident.ros.identifier_node`), with the recorded
+The topics are the identifier node's inputs (`motor_ident.ros.nodes.identifier_node`), with the recorded
 stamps as both header stamp and receive time (``play`` publishes /clock from the receive times):
 
 - ``/joint_states`` (sensor_msgs/JointState): position, velocity, and effort = the joint torque

@@ -4,7 +4,7 @@ rosbag2 keeps, per topic, the QoS profiles its publishers offered, so that ``ros
 can offer the same: a latched topic (TRANSIENT_LOCAL durability) replayed by a volatile
 publisher would be incompatible with a latched subscription and deliver nothing to it. Bags
 that motor_ident simulates carry the profiles its nodes publish with (`STANDARD_QOS`, the same
-as ``motor_ident.ros.common``'s profiles, checked by a test); the live recorder stores what the
+as ``motor_ident.ros.runtime.common``'s profiles, checked by a test); the live recorder stores what the
 graph reports for each publisher.
 """
 

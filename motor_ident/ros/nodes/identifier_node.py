@@ -1,7 +1,7 @@
 """``identifier``: sliding-buffer online identification with an R^2 gate (Kolathaya et al. 2016, section VI).
 
 Subscribes ``joint_states``, and what its torque source needs (``torque_source``, default the robot
-config's; `motor_ident.ros.torque_inputs`): ``motor_states`` (currents or duty cycles) or
+config's; `motor_ident.ros.nodes.torque_inputs`): ``motor_states`` (currents or duty cycles) or
 ``ft_sensor/wrench``, paired with the joint states by stamp (currents times the drive gains of
 ``drive_gains_file``, a parameter file ``identify --payload-data`` wrote, else the robot config's); feeds
 `motor_ident.core.estimation.online.OnlineIdentifier` (the same regressor, base parameters and least
@@ -22,7 +22,7 @@ gate, with the topic named in /diagnostics. Publishes:
 
 A malformed state (a missing joint, NaN, mismatched arrays) or one whose stamp does not continue
 the robot's clock (a second publisher stamping 0, a duplicate) is dropped and counted
-(`motor_ident.ros.conversions`); the buffer is emptied only when ``clock_restart_samples``
+(`motor_ident.ros.wire.conversions`); the buffer is emptied only when ``clock_restart_samples``
 states in a row agree on a new clock (bag loop, simulator reset).
 
 Services: ``~/reset`` (empty the buffer), ``~/save`` (write the estimate to ``parameters_file``
@@ -45,7 +45,8 @@ from std_srvs.srv import SetBool, Trigger
 from motor_ident.core.estimation.heldout_gate import describe_gate
 from motor_ident.errors import ConfigError
 from motor_ident.io.params import ParameterSet, load_drive_gains, load_parameters, save_parameters
-from motor_ident.ros.common import (
+from motor_ident.ros.nodes.torque_inputs import TorqueInputs
+from motor_ident.ros.runtime.common import (
     IDENTIFIER_STATE_QOS,
     LATCHED_QOS,
     ClockWatch,
@@ -54,7 +55,8 @@ from motor_ident.ros.common import (
     run_node,
     steady_timer,
 )
-from motor_ident.ros.conversions import (
+from motor_ident.ros.runtime.lifecycle import ManagedNode
+from motor_ident.ros.wire.conversions import (
     ERROR,
     OK,
     WARN,
@@ -69,14 +71,12 @@ from motor_ident.ros.conversions import (
     stamp_order,
     stamp_to_seconds,
 )
-from motor_ident.ros.lifecycle import ManagedNode
-from motor_ident.ros.torque_inputs import TorqueInputs
 from motor_ident.scenario.build import build_identifier
 from motor_ident.scenario.nodes import IdentifierSettings
 
 
 class IdentifierNode(ManagedNode):
-    """Adapter between `OnlineIdentifier` and ROS (a managed node: `motor_ident.ros.lifecycle`)."""
+    """Adapter between `OnlineIdentifier` and ROS (a managed node: `motor_ident.ros.runtime.lifecycle`)."""
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("identifier", settings=IdentifierSettings, **kwargs)

@@ -40,8 +40,16 @@ from motor_ident.core.floating_base.identification import structural_base_parame
 from motor_ident.core.floating_base.model import FloatingBaseRegressor
 from motor_ident.core.floating_base.online import OnlineFloatingBase
 from motor_ident.errors import ConfigError
-from motor_ident.ros.common import IDENTIFIER_STATE_QOS, LATCHED_QOS, ClockWatch, load_robot, run_node, steady_timer
-from motor_ident.ros.conversions import (
+from motor_ident.ros.runtime.common import (
+    IDENTIFIER_STATE_QOS,
+    LATCHED_QOS,
+    ClockWatch,
+    load_robot,
+    run_node,
+    steady_timer,
+)
+from motor_ident.ros.runtime.lifecycle import ManagedNode
+from motor_ident.ros.wire.conversions import (
     ERROR,
     NON_FINITE,
     OK,
@@ -55,14 +63,13 @@ from motor_ident.ros.conversions import (
     stamp_order,
     stamp_to_seconds,
 )
-from motor_ident.ros.lifecycle import ManagedNode
 from motor_ident.scenario.nodes import FloatingIdentifierSettings
 
 JOINT_STATES = "joint_states"
 
 
 class FloatingIdentifierNode(ManagedNode):
-    """Adapter between `OnlineFloatingBase` and ROS (a managed node: `motor_ident.ros.lifecycle`)."""
+    """Adapter between `OnlineFloatingBase` and ROS (a managed node: `motor_ident.ros.runtime.lifecycle`)."""
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("floating_identifier", settings=FloatingIdentifierSettings, **kwargs)

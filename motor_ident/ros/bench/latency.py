@@ -20,7 +20,7 @@ The measured process is set up as a node process is (`run_node`): BLAS on one th
 objects alive once the node is built frozen out of the garbage collector (`settle_heap`), the
 echo's as the node's. With ``priority`` > 0 every thread of the measured process and of the
 stand-in robot's runs at SCHED_FIFO with that priority for the run, as a node with
-``thread_priority`` runs (`motor_ident.ros.realtime`), the echo's as the node's: the floor and
+``thread_priority`` runs (`motor_ident.ros.runtime.realtime`), the echo's as the node's: the floor and
 the node are compared at the same priority.
 """
 
@@ -40,9 +40,16 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from motor_ident.core.threads import limit_blas_threads, settle_heap
-from motor_ident.ros.common import COMMAND_QOS, NODE_EXECUTOR, STATE_QOS, ExecutorKind, load_robot, make_executor
-from motor_ident.ros.conversions import make_joint_state
-from motor_ident.ros.realtime import set_priority
+from motor_ident.ros.runtime.common import (
+    COMMAND_QOS,
+    NODE_EXECUTOR,
+    STATE_QOS,
+    ExecutorKind,
+    load_robot,
+    make_executor,
+)
+from motor_ident.ros.runtime.realtime import set_priority
+from motor_ident.ros.wire.conversions import make_joint_state
 
 WARMUP_S = 1.0
 DISCOVERY_TIMEOUT_S = 15.0  # the robot's process discovers the node's, which may take seconds on a busy machine
@@ -140,7 +147,7 @@ def _frame_id_number(data: bytes) -> int:
 
 def _timed_feedforward(**kwargs: Any) -> Any:
     """The real `FeedforwardNode`, copying each state's sequence number into the command it answers with."""
-    from motor_ident.ros.feedforward_node import FeedforwardNode
+    from motor_ident.ros.nodes.feedforward_node import FeedforwardNode
 
     class TimedFeedforward(FeedforwardNode):
         def _on_state(self, data: bytes) -> None:
@@ -153,7 +160,7 @@ def _timed_feedforward(**kwargs: Any) -> Any:
 def _timed_pwm_feedforward(**kwargs: Any) -> Any:
     """The real `PwmFeedforwardNode`, copying each desired torque's sequence number (its
     ``layout.data_offset``, after the empty ``dim`` sequence) into the duty cycles it answers with."""
-    from motor_ident.ros.pwm_feedforward_node import PwmFeedforwardNode
+    from motor_ident.ros.nodes.pwm_feedforward_node import PwmFeedforwardNode
 
     class TimedPwmFeedforward(PwmFeedforwardNode):
         def _on_desired(self, data: bytes) -> None:
@@ -166,14 +173,14 @@ def _timed_pwm_feedforward(**kwargs: Any) -> Any:
 def _measured_node(node: MeasuredNode, robot: str, seconds: float, context: Any) -> tuple[Any, tuple[str, ...]]:
     """The node to measure, ready to answer states (a managed node configured and active, as launch
     starts it), and the joint names the stand-in robot must publish."""
-    from motor_ident.ros.lifecycle import start
+    from motor_ident.ros.runtime.lifecycle import start
 
     overrides = [Parameter("robot", value=robot)]
     if node == "echo":
         echo = _EchoNode(load_robot(robot).joints, context=context)
         return echo, echo.joints
     if node == "decoupler":
-        from motor_ident.ros.decoupler_node import DecouplerNode
+        from motor_ident.ros.nodes.decoupler_node import DecouplerNode
 
         decoupler = DecouplerNode(context=context, parameter_overrides=overrides)
         return decoupler, decoupler.transmission.joints
@@ -313,7 +320,7 @@ def measure_feedforward_latency(
     """
     import rclpy
 
-    from motor_ident.ros.runner import default_dds_environment
+    from motor_ident.ros.runtime.runner import default_dds_environment
 
     default_dds_environment()  # inherited by the robot's process
     limit_blas_threads()  # as in a node process; inherited too

@@ -28,7 +28,7 @@ or gravity only, reached within the rate limit) and /diagnostics says why. The w
 /diagnostics run on the steady clock: with ``use_sim_time`` a simulator or bag player that dies
 stops /clock, and they go on (the message then also says /clock stopped).
 
-Only states that continue the robot's clock are answered (`motor_ident.ros.conversions`): a
+Only states that continue the robot's clock are answered (`motor_ident.ros.wire.conversions`): a
 malformed state, a duplicate, or one stamped back (a second publisher stamping 0) or far ahead is
 dropped and counted per reason, without a command and without touching the rate limiter; the
 node restarts (rate limiter from its last command, dt of one sample) only when
@@ -53,8 +53,17 @@ from motor_ident.core.control.computed_torque import FeedforwardConfig, ModelBle
 from motor_ident.core.control.model_torque import RneaComputedTorque, trajectory_points
 from motor_ident.core.estimation.identification import structural_base_parameters
 from motor_ident.errors import ConfigError, ModelError
-from motor_ident.ros.common import COMMAND_QOS, LATCHED_QOS, STATE_QOS, ClockWatch, load_robot, run_node, steady_timer
-from motor_ident.ros.conversions import (
+from motor_ident.ros.runtime.common import (
+    COMMAND_QOS,
+    LATCHED_QOS,
+    STATE_QOS,
+    ClockWatch,
+    load_robot,
+    run_node,
+    steady_timer,
+)
+from motor_ident.ros.runtime.lifecycle import ManagedNode
+from motor_ident.ros.wire.conversions import (
     OK,
     WARN,
     DropCounter,
@@ -66,8 +75,7 @@ from motor_ident.ros.conversions import (
     stamp_order,
     trajectory_times,
 )
-from motor_ident.ros.lifecycle import ManagedNode
-from motor_ident.ros.wire import Float64ArrayWriter, JointStateReader, all_finite
+from motor_ident.ros.wire.wire import Float64ArrayWriter, JointStateReader, all_finite
 from motor_ident.scenario.nodes import FeedforwardSettings
 from motor_ident.schema import per_joint
 
@@ -77,7 +85,7 @@ and nine in ten cycles publish only the command."""
 
 
 class FeedforwardNode(ManagedNode):
-    """Adapter between `RneaComputedTorque` and ROS (a managed node: `motor_ident.ros.lifecycle`)."""
+    """Adapter between `RneaComputedTorque` and ROS (a managed node: `motor_ident.ros.runtime.lifecycle`)."""
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("feedforward", settings=FeedforwardSettings, **kwargs)
@@ -114,7 +122,7 @@ class FeedforwardNode(ManagedNode):
         self.nonfinite_commands = 0
         self.drops = DropCounter("joint_states sample", self.get_logger())
         self.tracking_error = np.zeros(n)
-        # the 1 kHz path reads and writes serialized messages (motor_ident.ros.wire)
+        # the 1 kHz path reads and writes serialized messages (motor_ident.ros.wire.wire)
         self.state_reader = JointStateReader(config.joints, ("position", "velocity"))
         self.command_out = Float64ArrayWriter(n)
         self.error_out = Float64ArrayWriter(n)

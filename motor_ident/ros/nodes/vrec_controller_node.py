@@ -31,8 +31,9 @@ from std_msgs.msg import Float64MultiArray
 from motor_ident.core.control.vrec import VrecConfig, VrecController, design_gain
 from motor_ident.core.elastic.two_inertia import TwoInertiaParameters
 from motor_ident.errors import ConfigError, MotorIdentError
-from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, run_node, steady_timer
-from motor_ident.ros.conversions import (
+from motor_ident.ros.runtime.common import COMMAND_QOS, STATE_QOS, run_node, steady_timer
+from motor_ident.ros.runtime.lifecycle import ManagedNode
+from motor_ident.ros.wire.conversions import (
     OK,
     WARN,
     InputDrops,
@@ -44,7 +45,6 @@ from motor_ident.ros.conversions import (
     make_status,
     stamp_to_seconds,
 )
-from motor_ident.ros.lifecycle import ManagedNode
 from motor_ident.scenario.nodes import VrecControllerSettings, motor_names_of
 from motor_ident.schema import per_joint
 
@@ -52,7 +52,7 @@ FIELDS = ("position", "velocity")
 
 
 class VrecControllerNode(ManagedNode):
-    """Adapter between per-joint `VrecController` loops and ROS (a managed node: `motor_ident.ros.lifecycle`)."""
+    """Adapter between per-joint `VrecController` loops and ROS (managed: `motor_ident.ros.runtime.lifecycle`)."""
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("vrec_controller", settings=VrecControllerSettings, **kwargs)

@@ -34,8 +34,8 @@ from motor_ident.errors import ConfigError
 from motor_ident.io.bags.qos import INFINITE
 from motor_ident.io.bags.series import BagError
 from motor_ident.io.bags.write import BagWriter
-from motor_ident.ros.bag_player import message_class
-from motor_ident.ros.runner import default_dds_environment
+from motor_ident.ros.recording.bag_player import message_class
+from motor_ident.ros.runtime.runner import default_dds_environment
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _NS_PER_S = 1_000_000_000

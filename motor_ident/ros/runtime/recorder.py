@@ -21,8 +21,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray
 
 from motor_ident.io.demo_report import Recording
-from motor_ident.ros.common import COMMAND_QOS, LATCHED_QOS, STATE_QOS
-from motor_ident.ros.conversions import (
+from motor_ident.ros.runtime.common import COMMAND_QOS, LATCHED_QOS, STATE_QOS
+from motor_ident.ros.runtime.lockstep import status_counts
+from motor_ident.ros.wire.conversions import (
     DropCounter,
     JointIndex,
     StampOrder,
@@ -30,7 +31,6 @@ from motor_ident.ros.conversions import (
     joint_state_arrays,
     stamp_to_seconds,
 )
-from motor_ident.ros.lockstep import status_counts
 
 FloatArray = NDArray[np.float64]
 
@@ -41,7 +41,7 @@ class Recorder(Node):
     It keeps only messages that fit the scenario: states with every joint (matched by name, kept
     in ``joints`` order) in time order, arrays with one value per joint. Anything else, e.g. from
     a second publisher on ``joint_states``, is checked by the nodes' own validation
-    (`motor_ident.ros.conversions`) and counted per topic and reason in ``data.dropped``; a
+    (`motor_ident.ros.wire.conversions`) and counted per topic and reason in ``data.dropped``; a
     callback never raises, so a hostile message cannot stop the run.
     """
 

@@ -14,7 +14,7 @@ from typing import Any
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
-from motor_ident.ros.conversions import OK, WARN, publisher_warning
+from motor_ident.ros.wire.conversions import OK, WARN, publisher_warning
 from motor_ident.sim.lockstep import CommandLedger, LockstepCounts
 
 PREFIX = "lockstep_"  # of the ledger's counts among a simulator's /diagnostics values

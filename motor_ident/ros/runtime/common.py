@@ -14,9 +14,9 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profi
 from motor_ident.core.threads import limit_blas_threads, settle_heap
 from motor_ident.errors import ConfigError
 from motor_ident.io.robot_config import RobotConfig, load_robot_config
-from motor_ident.ros import shutdown
-from motor_ident.ros.lifecycle import ManagedNode, autostart, managing
-from motor_ident.ros.realtime import claim_for
+from motor_ident.ros.runtime import shutdown
+from motor_ident.ros.runtime.lifecycle import ManagedNode, autostart, managing
+from motor_ident.ros.runtime.realtime import claim_for
 
 # joint_states / motor_states: latest sample matters, loss is tolerable (ros2/demos convention).
 STATE_QOS = qos_profile_sensor_data
@@ -112,13 +112,13 @@ def make_executor(kind: ExecutorKind, context: Any = None) -> Any:
 def run_node(node_class: Callable[..., Node], args: list[str] | None = None) -> None:
     """``main()`` body of a node: init, spin until SIGINT / SIGTERM, clean shutdown, exit code 0.
 
-    A managed node (`motor_ident.ros.lifecycle`) starts unconfigured: launch's ``LifecycleNode``
+    A managed node (`motor_ident.ros.runtime.lifecycle`) starts unconfigured: launch's ``LifecycleNode``
     actions, ``motor-ident run`` or the robot's lifecycle manager configure and activate it
     through its lifecycle services, or it does so itself with ``-p autostart:=true``. An
     exception in one of its callbacks sends its safe output and leaves it unconfigured
     (`ManagedNode.fail`); the process goes on.
 
-    Stopping (`motor_ident.ros.shutdown`): a signal while the node starts abandons the start and
+    Stopping (`motor_ident.ros.runtime.shutdown`): a signal while the node starts abandons the start and
     the process exits 0; while it runs, SIGINT, SIGTERM or SIGHUP is recorded (a Python handler; rclpy's
     own handlers are not installed), the loop sees it within one ``spin_once`` timeout (0.1 s) and
     tears down in order: a lifecycle node's deactivation (its safe output), executor, node (its DDS
@@ -129,16 +129,16 @@ def run_node(node_class: Callable[..., Node], args: list[str] | None = None) -> 
     invalid" logged as FATAL) and raise KeyboardInterrupt inside rclpy's C++ argument conversion
     (exit status 1). A configuration error stops the node at start with one log line naming the
     parameter and exit code 2. A node with real-time settings claims its priority, memory and
-    CPUs once built (`motor_ident.ros.realtime`). BLAS runs on one thread (`limit_blas_threads`); the objects of the
-    built node are frozen out of the garbage collector's passes (`settle_heap`; a managed node's
-    after each configure).
+    CPUs once built (`motor_ident.ros.runtime.realtime`). BLAS runs on one thread
+    (`limit_blas_threads`); the objects of the built node are frozen out of the garbage
+    collector's passes (`settle_heap`; a managed node's after each configure).
 
     The loop calls ``spin_once``: with the PyPI rclpy wheels ``EventsExecutor.spin()`` runs no
     callbacks and ignores signals.
 
     Executor (`NODE_EXECUTOR`): rclpy's EventsExecutor, measured against the SingleThreadedExecutor
     on the 1 kHz path in the process layout of a robot: the feedforward node in one process, a
-    stand-in robot publishing joint_states at 1 kHz in another (`motor_ident.ros.latency`; 4
+    stand-in robot publishing joint_states at 1 kHz in another (`motor_ident.ros.bench.latency`; 4
     alternating 20 s runs each on 2 shared cores). EventsExecutor: state-to-command latency p50
     0.63-0.99 ms, p99 5.4-6.3 ms, 1551-2910 missed cycles of ~18,500, 37-48 % of a core;
     SingleThreadedExecutor: p50 1.06-1.49 ms, p99 6.5-8.6 ms, 2177-4821 missed, 56-68 % of a core.

@@ -32,7 +32,7 @@ from rosgraph_msgs.msg import Clock
 from motor_ident.errors import ConfigError
 from motor_ident.io.bags.qos import recorded_qos
 from motor_ident.io.bags.read import RawMessage, raw_messages
-from motor_ident.ros.conversions import seconds_to_stamp
+from motor_ident.ros.wire.conversions import seconds_to_stamp
 
 REPLAY_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -173,7 +173,7 @@ def play(
     from rclpy.executors import ExternalShutdownException
     from rclpy.experimental import EventsExecutor
 
-    from motor_ident.ros.runner import default_dds_environment
+    from motor_ident.ros.runtime.runner import default_dds_environment
 
     default_dds_environment()
     context = rclpy.Context()

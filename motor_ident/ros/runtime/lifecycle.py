@@ -45,7 +45,7 @@ from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackRet
 
 from motor_ident.core.threads import settle_heap
 from motor_ident.errors import ConfigError, MotorIdentError
-from motor_ident.ros.parameters import declare_settings
+from motor_ident.ros.runtime.parameters import declare_settings
 
 T = TypeVar("T")
 AUTOSTART = "autostart"

@@ -21,7 +21,7 @@ one precompiled ``struct`` unpack of exactly the wanted doubles (and one reorder
 robot's joint order is not ours): on a 4-joint arm that is about a microsecond, where
 ``numpy.frombuffer`` / ``take`` / ``isfinite().all()`` cost one each. The joint order comes from the same
 `motor_ident.io.joint_order.JointIndex` every other reader uses, and a message is refused for the
-same reasons, with the same words, as `motor_ident.ros.conversions.joint_state_arrays` gives. A
+same reasons, with the same words, as `motor_ident.ros.wire.conversions.joint_state_arrays` gives. A
 truncated or malformed buffer is refused with a reason, never an exception.
 """
 
@@ -38,7 +38,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from motor_ident.io.joint_order import JointIndex, Reason
-from motor_ident.ros.conversions import EMPTY_FIELD, NON_FINITE, WRONG_LENGTH, WRONG_SIZE
+from motor_ident.ros.wire.conversions import EMPTY_FIELD, NON_FINITE, WRONG_LENGTH, WRONG_SIZE
 
 CDR_LE = b"\x00\x01\x00\x00"
 """Encapsulation header of little-endian plain CDR."""
@@ -259,7 +259,7 @@ class Float64ArrayReader:
 
     def read(self, data: bytes) -> str:
         """ "" when ``values`` holds the message's data, else the `Reason`: `WRONG_SIZE`,
-        `NON_FINITE` (the words of `motor_ident.ros.conversions.array_values`) or `MALFORMED`."""
+        `NON_FINITE` (the words of `motor_ident.ros.wire.conversions.array_values`) or `MALFORMED`."""
         try:
             return self._read(data)
         except (struct.error, ValueError):

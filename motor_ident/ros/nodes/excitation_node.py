@@ -26,14 +26,14 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from motor_ident.core.excitation.fourier import ramp_in, random_fourier_trajectory
 from motor_ident.errors import ConfigError, MotorIdentError
 from motor_ident.io.trajectory import load_trajectory
-from motor_ident.ros.common import STATE_QOS, load_robot, run_node
-from motor_ident.ros.conversions import JointIndex, joint_state_arrays, stamp_to_nanoseconds
-from motor_ident.ros.lifecycle import ManagedNode
+from motor_ident.ros.runtime.common import STATE_QOS, load_robot, run_node
+from motor_ident.ros.runtime.lifecycle import ManagedNode
+from motor_ident.ros.wire.conversions import JointIndex, joint_state_arrays, stamp_to_nanoseconds
 from motor_ident.scenario.nodes import ExcitationSettings
 
 
 class ExcitationNode(ManagedNode):
-    """Publishes the excitation in chunks, clocked by joint_states (a managed node: `motor_ident.ros.lifecycle`)."""
+    """Publishes the excitation in chunks, clocked by joint_states (managed: `motor_ident.ros.runtime.lifecycle`)."""
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("excitation", settings=ExcitationSettings, **kwargs)

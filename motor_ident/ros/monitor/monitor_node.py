@@ -3,9 +3,9 @@
 Each served topic is subscribed raw (``raw=True``: rclpy hands over the CDR bytes, nothing is
 deserialized) and logged unchanged on a Foxglove channel of encoding ``cdr`` whose schema is the
 type's ``ros2msg`` definition from the installed message packages
-(`motor_ident.ros.msg_definitions`), the way foxglove_bridge serves a ROS 2 graph. The server is
+(`motor_ident.ros.wire.msg_definitions`), the way foxglove_bridge serves a ROS 2 graph. The server is
 the ``foxglove-sdk`` package's (``pip install motor_ident[monitor]``), on a free port of
-127.0.0.1 behind `motor_ident.ros.monitor_handshake.HandshakeProxy`, which listens where the
+127.0.0.1 behind `motor_ident.ros.monitor.monitor_handshake.HandshakeProxy`, which listens where the
 settings say and lets clients speak either subprotocol name, ``foxglove.sdk.v1`` or
 ``foxglove.websocket.v1``.
 
@@ -22,7 +22,7 @@ settings say and lets clients speak either subprotocol name, ``foxglove.sdk.v1``
   listens; it offers no capability to clients unless ``allow_client_publish`` (then clients may
   publish CDR messages of installed types on DDS) or ``allow_parameters`` (then clients may read
   and set the nodes' parameters through their parameter services,
-  `motor_ident.ros.monitor_parameters`). Services are never offered.
+  `motor_ident.ros.monitor.monitor_parameters`). Services are never offered.
 - Timestamps: each message is logged with the wall-clock receive time [ns since the epoch].
 """
 
@@ -41,12 +41,12 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from motor_ident.errors import ConfigError
-from motor_ident.ros.bag_player import message_class
-from motor_ident.ros.common import LATCHED_QOS, load_robot, run_node
-from motor_ident.ros.monitor_handshake import HandshakeProxy
-from motor_ident.ros.monitor_parameters import ParameterBridge
-from motor_ident.ros.msg_definitions import MessageDefinitionError, ros2msg_schema
-from motor_ident.ros.parameters import declare_settings
+from motor_ident.ros.monitor.monitor_handshake import HandshakeProxy
+from motor_ident.ros.monitor.monitor_parameters import ParameterBridge
+from motor_ident.ros.recording.bag_player import message_class
+from motor_ident.ros.runtime.common import LATCHED_QOS, load_robot, run_node
+from motor_ident.ros.runtime.parameters import declare_settings
+from motor_ident.ros.wire.msg_definitions import MessageDefinitionError, ros2msg_schema
 from motor_ident.scenario.monitor import MonitorSettings
 
 SERVED_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)

@@ -52,8 +52,17 @@ from trajectory_msgs.msg import JointTrajectory
 from motor_ident.core.actuators.transmission import build_transmission
 from motor_ident.core.control.pwm import ChainModel, PwmFeedforward
 from motor_ident.errors import ConfigError
-from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, ClockWatch, declare, load_robot, run_node, steady_timer
-from motor_ident.ros.conversions import (
+from motor_ident.ros.runtime.common import (
+    COMMAND_QOS,
+    STATE_QOS,
+    ClockWatch,
+    declare,
+    load_robot,
+    run_node,
+    steady_timer,
+)
+from motor_ident.ros.runtime.lifecycle import ManagedNode
+from motor_ident.ros.wire.conversions import (
     OK,
     WARN,
     InputDrops,
@@ -61,13 +70,12 @@ from motor_ident.ros.conversions import (
     make_status,
     trajectory_times,
 )
-from motor_ident.ros.lifecycle import ManagedNode
-from motor_ident.ros.wire import Float64ArrayReader, Float64ArrayWriter, JointStateReader
+from motor_ident.ros.wire.wire import Float64ArrayReader, Float64ArrayWriter, JointStateReader
 from motor_ident.scenario.nodes import PwmFeedforwardSettings
 
 
 class PwmFeedforwardNode(ManagedNode):
-    """Adapter between `pwm_feedforward` and ROS (a managed node: `motor_ident.ros.lifecycle`)."""
+    """Adapter between `pwm_feedforward` and ROS (a managed node: `motor_ident.ros.runtime.lifecycle`)."""
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("pwm_feedforward", settings=PwmFeedforwardSettings, **kwargs)
@@ -108,7 +116,7 @@ class PwmFeedforwardNode(ManagedNode):
         )
         self.feedforward = PwmFeedforward(self.torque_map, chains, settings.core)
         self.joint_index = JointIndex(self.transmission.joints)
-        # the 1 kHz path reads and writes serialized messages (motor_ident.ros.wire)
+        # the 1 kHz path reads and writes serialized messages (motor_ident.ros.wire.wire)
         self.state_reader = JointStateReader(self.transmission.joints, ("velocity",))
         self.desired_reader = Float64ArrayReader(self.transmission.n)
         self.duty_out = Float64ArrayWriter(self.transmission.n)

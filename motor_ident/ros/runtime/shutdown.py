@@ -38,13 +38,13 @@ A main thread that holds the lock from before the signal arrives stops the liste
 launch's SIGKILL ends it (what remains: a deadlock inside a library while the node runs).
 
 A node started by a supervisor that must not outlive it (``motor-ident run --processes``,
-`motor_ident.ros.processes.NodeProcess`) finds the supervisor's process id in `PARENT_ENV`: at
+`motor_ident.ros.runtime.processes.NodeProcess`) finds the supervisor's process id in `PARENT_ENV`: at
 installation it asks the kernel for SIGTERM when that process ends (Linux ``prctl(PR_SET_PDEATHSIG)``,
 so even a SIGKILLed supervisor stops its nodes, each with its safe output), then checks that the
 supervisor is still its parent: one that died before the request would send no signal, and the
 node stops at once instead. ``ros2 launch`` sets nothing: launch's nodes keep its behaviour.
 
-Only the standard library is imported here: the entry points (`motor_ident.ros.entry_points`)
+Only the standard library is imported here: the entry points (`motor_ident.ros.runtime.entry_points`)
 install it before the node's heavy imports.
 """
 
@@ -115,7 +115,7 @@ class ProcessStop:
         self._step: str | None = None  # the teardown step running, if any
         self.watchdog_priority = 0
         """> 0: SCHED_FIFO priority of the watchdog and its C timer, above a real-time loop's
-        (`motor_ident.ros.realtime`): a thread of the loop's own priority never runs while it spins."""
+        (`motor_ident.ros.runtime.realtime`): a thread of the loop's own priority never runs while it spins."""
 
     def install(self) -> ProcessStop:
         """Handle `STOP_SIGNALS` with this object (main thread only); a SIGHUP ignored from the

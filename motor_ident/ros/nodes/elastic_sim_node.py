@@ -29,10 +29,10 @@ from std_msgs.msg import Float64MultiArray
 
 from motor_ident.errors import ConfigError, MotorIdentError
 from motor_ident.papers.xin.bench import xin_bench_parameters
-from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, run_node
-from motor_ident.ros.conversions import OK, WARN, InputDrops, array_values, make_joint_state, make_status
-from motor_ident.ros.lockstep import LOCKSTEP_COMMAND_QOS, LockstepWait
-from motor_ident.ros.parameters import declare_settings
+from motor_ident.ros.runtime.common import COMMAND_QOS, STATE_QOS, run_node
+from motor_ident.ros.runtime.lockstep import LOCKSTEP_COMMAND_QOS, LockstepWait
+from motor_ident.ros.runtime.parameters import declare_settings
+from motor_ident.ros.wire.conversions import OK, WARN, InputDrops, array_values, make_joint_state, make_status
 from motor_ident.scenario.nodes import ElasticSimSettings, motor_names_of
 from motor_ident.sim.elastic import ElasticJointBench, EncoderConfig
 

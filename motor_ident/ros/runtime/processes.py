@@ -1,6 +1,6 @@
 """Node processes of a scenario run: starting, watching and stopping them.
 
-The multi-process layout of `motor_ident.ros.runner.run_scenario` (``processes=True``;
+The multi-process layout of `motor_ident.ros.runtime.runner.run_scenario` (``processes=True``;
 ``motor-ident run --processes``) starts each node through its entry point with ``--ros-args
 --params-file FILE -p name:=value`` as ``ros2 launch`` starts it. At the end each process gets
 SIGINT; one still running after `STOP_GRACE_S` gets SIGTERM, then SIGKILL (reported: Fast DDS
@@ -11,7 +11,7 @@ The node processes cannot outlive the process that started them. `Forwarding`: S
 SIGHUP to the runner (Ctrl-C, a service manager's or container's stop, a closed terminal) is
 recorded, the runner's loops see it, and every node gets the same signal, then the escalation
 above (each stops with its safe output; the runner waits for them). And each node is started with
-`motor_ident.ros.shutdown.PARENT_ENV`: it asks the kernel for SIGTERM when the runner ends, so a
+`motor_ident.ros.runtime.shutdown.PARENT_ENV`: it asks the kernel for SIGTERM when the runner ends, so a
 runner killed by SIGKILL (or crashed) leaves no node running either.
 """
 
@@ -33,7 +33,7 @@ from rclpy.node import Node, NodeNameNonExistentError
 
 from motor_ident.errors import ConfigError, NodeProcessError
 from motor_ident.io.demo_report import RunResult
-from motor_ident.ros.shutdown import PARENT_ENV, STOP_SIGNALS
+from motor_ident.ros.runtime.shutdown import PARENT_ENV, STOP_SIGNALS
 
 STOP_GRACE_S = 5.0  # after SIGINT (then SIGTERM) before the next, harder signal
 LOG_TAIL_LINES = 15
@@ -130,7 +130,7 @@ class NodeProcess:
     """One node started through its entry point, its output going to ``<log_dir>/<name>.log``.
 
     The node stops (SIGTERM from the kernel) when the thread that starts it ends: started from the
-    main thread, when this process ends (`motor_ident.ros.shutdown.PARENT_ENV`); started from another
+    main thread, when this process ends (`motor_ident.ros.runtime.shutdown.PARENT_ENV`); started from another
     thread, it is not tied to it (that thread may end before the run does).
     """
 

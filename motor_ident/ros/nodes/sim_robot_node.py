@@ -47,10 +47,10 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from motor_ident.errors import ConfigError
-from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, load_robot, run_node
-from motor_ident.ros.conversions import OK, WARN, array_values, make_joint_state, make_status, seconds_to_stamp
-from motor_ident.ros.lockstep import LOCKSTEP_COMMAND_QOS, LockstepWait
-from motor_ident.ros.parameters import declare_settings
+from motor_ident.ros.runtime.common import COMMAND_QOS, STATE_QOS, load_robot, run_node
+from motor_ident.ros.runtime.lockstep import LOCKSTEP_COMMAND_QOS, LockstepWait
+from motor_ident.ros.runtime.parameters import declare_settings
+from motor_ident.ros.wire.conversions import OK, WARN, array_values, make_joint_state, make_status, seconds_to_stamp
 from motor_ident.scenario.nodes import SimRobotSettings
 from motor_ident.sim.engines import make_plant
 from motor_ident.sim.sensors import SimSensors

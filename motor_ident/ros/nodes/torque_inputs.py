@@ -35,8 +35,8 @@ from motor_ident.core.rigid_body.model import RobotModel
 from motor_ident.errors import DataError
 from motor_ident.io.joint_order import JointIndex
 from motor_ident.io.robot_config import RobotConfig
-from motor_ident.ros.common import IDENTIFIER_STATE_QOS
-from motor_ident.ros.conversions import NON_FINITE, DropCounter, Reason, joint_state_arrays, stamp_to_seconds
+from motor_ident.ros.runtime.common import IDENTIFIER_STATE_QOS
+from motor_ident.ros.wire.conversions import NON_FINITE, DropCounter, Reason, joint_state_arrays, stamp_to_seconds
 from motor_ident.scenario.nodes import IdentifierSettings
 
 FloatArray = NDArray[np.float64]

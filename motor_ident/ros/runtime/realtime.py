@@ -1,7 +1,7 @@
 """A 1 kHz node process's claim on its computer: real-time priority, locked memory, pinned CPUs.
 
 `claim` applies a node's `motor_ident.scenario.nodes.RealtimeSettings` once its node is built
-(`motor_ident.ros.common.run_node`, before the loop starts), as ros2_control's controller
+(`motor_ident.ros.runtime.common.run_node`, before the loop starts), as ros2_control's controller
 manager does for its update loop:
 
 - ``thread_priority`` > 0: every thread of the process then alive runs at SCHED_FIFO with that
@@ -9,7 +9,7 @@ manager does for its update loop:
   middleware's threads (they receive each sample and wake the executor: at normal priority they
   would wait behind the computer's other work, and the loop with them). Threads started later
   inherit it from the thread that starts them. The stop listener runs one priority higher, and
-  so do the watchdog and its C timer (`motor_ident.ros.shutdown`): a real-time thread that spins
+  so do the watchdog and its C timer (`motor_ident.ros.runtime.shutdown`): a real-time thread that spins
   (a callback stuck in a loop) never gives its core to a thread of its own priority, and the
   watchdog must still end the process. The loop itself never spins: ``spin_once`` blocks with a
   timeout.
@@ -35,7 +35,7 @@ import sys
 import threading
 
 from motor_ident.errors import ConfigError
-from motor_ident.ros import shutdown
+from motor_ident.ros.runtime import shutdown
 from motor_ident.scenario.nodes import RealtimeSettings
 
 MCL_CURRENT, MCL_FUTURE = 1, 2  # sys/mman.h
@@ -63,7 +63,7 @@ def set_priority(priority: int) -> str:
     """SCHED_FIFO at ``priority`` (0: normal scheduling again) for every thread of the process,
     one priority higher for the stop listener; "" when done, else why not.
 
-    The watchdog `motor_ident.ros.shutdown` starts later is raised above ``priority`` too."""
+    The watchdog `motor_ident.ros.runtime.shutdown` starts later is raised above ``priority`` too."""
     if not hasattr(os, "sched_setscheduler"):
         return f"thread_priority = {priority}: no SCHED_FIFO on {sys.platform}: running at normal priority"
     stop = shutdown.installed()  # a node process's (a command measuring nodes has none)

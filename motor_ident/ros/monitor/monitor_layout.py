@@ -1,6 +1,6 @@
 """The Foxglove layout of a scenario's run, built with foxglove-sdk's typed layouts (``foxglove.layouts``).
 
-    python -m motor_ident.ros.monitor_layout valkyrie_arm > config/foxglove/valkyrie_arm.json
+    python -m motor_ident.ros.monitor.monitor_layout valkyrie_arm > config/foxglove/valkyrie_arm.json
 
 Panels: measured vs predicted torque per joint (``/joint_states.effort[i]`` and the identifier's
 ``/identifier/predicted_effort.effort[i]``), R^2 per joint with the gate threshold, the gate state,

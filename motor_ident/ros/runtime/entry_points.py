@@ -1,11 +1,11 @@
 """The ``ros2 run motor_ident <node>`` entry points (setup.py's ``NODES``).
 
-Each installs the process's stop handling (`motor_ident.ros.shutdown`) before it imports its node's
+Each installs the process's stop handling (`motor_ident.ros.runtime.shutdown`) before it imports its node's
 module, so a Ctrl-C, SIGTERM or SIGHUP during those imports (rclpy, pinocchio, cvxpy: seconds on a busy
 machine) ends the process with exit code 0 and no KeyboardInterrupt traceback, then runs the
 module's ``main()``. Only the standard library is imported at module level.
 
-    python -m motor_ident.ros.entry_points feedforward --ros-args -p robot:=valkyrie_arm
+    python -m motor_ident.ros.runtime.entry_points feedforward --ros-args -p robot:=valkyrie_arm
 """
 
 from __future__ import annotations
@@ -13,19 +13,19 @@ from __future__ import annotations
 import importlib
 import sys
 
-from motor_ident.ros.shutdown import StopRequested, install
+from motor_ident.ros.runtime.shutdown import StopRequested, install
 
 MODULES = {
-    "sim_robot": "motor_ident.ros.sim_robot_node",
-    "identifier": "motor_ident.ros.identifier_node",
-    "floating_identifier": "motor_ident.ros.floating_identifier_node",
-    "feedforward": "motor_ident.ros.feedforward_node",
-    "excitation": "motor_ident.ros.excitation_node",
-    "decoupler": "motor_ident.ros.decoupler_node",
-    "pwm_feedforward": "motor_ident.ros.pwm_feedforward_node",
-    "vrec_controller": "motor_ident.ros.vrec_controller_node",
-    "elastic_sim": "motor_ident.ros.elastic_sim_node",
-    "monitor": "motor_ident.ros.monitor_node",
+    "sim_robot": "motor_ident.ros.nodes.sim_robot_node",
+    "identifier": "motor_ident.ros.nodes.identifier_node",
+    "floating_identifier": "motor_ident.ros.nodes.floating_identifier_node",
+    "feedforward": "motor_ident.ros.nodes.feedforward_node",
+    "excitation": "motor_ident.ros.nodes.excitation_node",
+    "decoupler": "motor_ident.ros.nodes.decoupler_node",
+    "pwm_feedforward": "motor_ident.ros.nodes.pwm_feedforward_node",
+    "vrec_controller": "motor_ident.ros.nodes.vrec_controller_node",
+    "elastic_sim": "motor_ident.ros.nodes.elastic_sim_node",
+    "monitor": "motor_ident.ros.monitor.monitor_node",
 }
 """Node name -> the module whose ``main()`` runs it."""
 

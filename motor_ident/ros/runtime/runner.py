@@ -3,20 +3,20 @@
 A scenario's parameter file (``config/scenarios/<name>.yaml``) has one top-level key per node,
 the nodes its launch file starts; `run_scenario` starts every node the file names (`NODES` maps a
 name to its class; setup.py's ``NODES`` maps it to its ``ros2 run`` entry point) with that file,
-plus a `Recorder` node (`motor_ident.ros.recorder`) that listens to their topics over DDS like
+plus a `Recorder` node (`motor_ident.ros.runtime.recorder`) that listens to their topics over DDS like
 rqt would, and runs them until the simulated robot's ``duration`` has passed. Two layouts:
 
 - in process (default): every node in the calling process, spun by one executor in the calling
   (main) thread. Nothing crosses a process boundary but DDS itself.
 - as processes (``processes=True``; ``motor-ident run --processes``): each node is its own process
-  (`motor_ident.ros.processes`: how they are started, watched and stopped); only the `Recorder`
+  (`motor_ident.ros.runtime.processes`: how they are started, watched and stopped); only the `Recorder`
   stays in the calling process. This is the layout on a robot, where the ros2_control hardware
   interface is another process too. The simulated robot starts last, once every other node has
   created its topics, so lockstep begins with every node listening. Ctrl-C, SIGTERM or SIGHUP
   ends the run early with what was recorded: the runner sends its nodes the same signal and waits
   for them to stop (each with its safe output); before the run is under way it stops them and
-  raises `motor_ident.ros.processes.RunInterrupted`. A node never outlives the runner, even one
-  killed by SIGKILL (`motor_ident.ros.processes`). In lockstep the simulated robot waits for the
+  raises `motor_ident.ros.runtime.processes.RunInterrupted`. A node never outlives the runner, even one
+  killed by SIGKILL (`motor_ident.ros.runtime.processes`). In lockstep the simulated robot waits for the
   feedforward's command only: the identifier, not in that loop, has to keep up with the simulated
   rate on its own (its deep state queue rides out its refits).
 """
@@ -40,10 +40,10 @@ from rclpy.parameter import Parameter
 from motor_ident.core.threads import limit_blas_threads
 from motor_ident.errors import ConfigError
 from motor_ident.io.demo_report import RunResult
-from motor_ident.ros.common import NODE_EXECUTOR, make_executor
-from motor_ident.ros.lifecycle import ManagedNode, activate, configure, managing
-from motor_ident.ros.lockstep import node_counts
-from motor_ident.ros.processes import (
+from motor_ident.ros.runtime.common import NODE_EXECUTOR, make_executor
+from motor_ident.ros.runtime.lifecycle import ManagedNode, activate, configure, managing
+from motor_ident.ros.runtime.lockstep import node_counts
+from motor_ident.ros.runtime.processes import (
     Forwarding,
     NodeProcess,
     ProcessRunResult,
@@ -55,8 +55,8 @@ from motor_ident.ros.processes import (
     spin_until,
     stop_processes,
 )
-from motor_ident.ros.realtime import requested
-from motor_ident.ros.recorder import (
+from motor_ident.ros.runtime.realtime import requested
+from motor_ident.ros.runtime.recorder import (
     Recorder,
     RunWatcher,
     controller_commands,
@@ -67,19 +67,19 @@ from motor_ident.scenario.loader import find_scenario, load_scenario
 from motor_ident.schema import flatten
 
 # Node name -> its class, "module:Class". The module's ``main`` runs the node; setup.py's NODES
-# lists its entry point under the same name (`motor_ident.ros.entry_points`, which calls that
+# lists its entry point under the same name (`motor_ident.ros.runtime.entry_points`, which calls that
 # ``main``; tests/ros/test_node_processes.py checks they agree).
 NODES: dict[str, str] = {
-    "sim_robot": "motor_ident.ros.sim_robot_node:SimRobotNode",
-    "identifier": "motor_ident.ros.identifier_node:IdentifierNode",
-    "floating_identifier": "motor_ident.ros.floating_identifier_node:FloatingIdentifierNode",
-    "feedforward": "motor_ident.ros.feedforward_node:FeedforwardNode",
-    "excitation": "motor_ident.ros.excitation_node:ExcitationNode",
-    "decoupler": "motor_ident.ros.decoupler_node:DecouplerNode",
-    "pwm_feedforward": "motor_ident.ros.pwm_feedforward_node:PwmFeedforwardNode",
-    "vrec_controller": "motor_ident.ros.vrec_controller_node:VrecControllerNode",
-    "elastic_sim": "motor_ident.ros.elastic_sim_node:ElasticSimNode",
-    "monitor": "motor_ident.ros.monitor_node:MonitorNode",
+    "sim_robot": "motor_ident.ros.nodes.sim_robot_node:SimRobotNode",
+    "identifier": "motor_ident.ros.nodes.identifier_node:IdentifierNode",
+    "floating_identifier": "motor_ident.ros.nodes.floating_identifier_node:FloatingIdentifierNode",
+    "feedforward": "motor_ident.ros.nodes.feedforward_node:FeedforwardNode",
+    "excitation": "motor_ident.ros.nodes.excitation_node:ExcitationNode",
+    "decoupler": "motor_ident.ros.nodes.decoupler_node:DecouplerNode",
+    "pwm_feedforward": "motor_ident.ros.nodes.pwm_feedforward_node:PwmFeedforwardNode",
+    "vrec_controller": "motor_ident.ros.nodes.vrec_controller_node:VrecControllerNode",
+    "elastic_sim": "motor_ident.ros.nodes.elastic_sim_node:ElasticSimNode",
+    "monitor": "motor_ident.ros.monitor.monitor_node:MonitorNode",
 }
 # The simulated robots: a run lasts their ``duration`` parameter of simulated time.
 SIMULATORS = ("sim_robot", "elastic_sim")
@@ -116,7 +116,7 @@ def node_class(name: str) -> Callable[..., Node]:
 
 
 def is_managed(name: str) -> bool:
-    """Whether node ``name`` is a lifecycle node (`motor_ident.ros.lifecycle.ManagedNode`)."""
+    """Whether node ``name`` is a lifecycle node (`motor_ident.ros.runtime.lifecycle.ManagedNode`)."""
     return issubclass(node_class(name), ManagedNode)  # type: ignore[arg-type]
 
 
@@ -124,11 +124,11 @@ def node_command(name: str, ros_arguments: Sequence[str]) -> list[str]:
     """Command line starting node ``name`` as ``ros2 run motor_ident <name>`` does.
 
     Its entry point script next to this Python (a virtual environment's or a pip install's
-    ``bin/``), else ``python -m motor_ident.ros.entry_points <name>`` (the same function), then
+    ``bin/``), else ``python -m motor_ident.ros.runtime.entry_points <name>`` (the same function), then
     ``--ros-args`` and ``ros_arguments``.
     """
     script = Path(sys.executable).parent / name
-    head = [str(script)] if script.is_file() else [sys.executable, "-m", "motor_ident.ros.entry_points", name]
+    head = [str(script)] if script.is_file() else [sys.executable, "-m", "motor_ident.ros.runtime.entry_points", name]
     return [*head, "--ros-args", *ros_arguments]
 
 
@@ -438,7 +438,7 @@ def _spin_run(
 
     Calls ``progress(result())`` about twice a second and ``check()`` (which may raise) after
     every spin. Returns False when Ctrl-C (KeyboardInterrupt), a signal ``check`` reports
-    (`motor_ident.ros.processes.RunInterrupted`) or a context shut down ended the run early: the
+    (`motor_ident.ros.runtime.processes.RunInterrupted`) or a context shut down ended the run early: the
     caller then returns what was recorded so far.
     """
     from rclpy.executors import ExternalShutdownException

@@ -18,7 +18,7 @@ Motor-side quantities are at the gearbox outputs. The motor order is the read-on
 counted and reported in /diagnostics; the node never publishes a non-finite value.
 
 Every input sits on the 1 kHz path, so messages are read and written as serialized bytes
-(`motor_ident.ros.wire`): the republished states carry the input's stamp and an empty frame id.
+(`motor_ident.ros.wire.wire`): the republished states carry the input's stamp and an empty frame id.
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ from rclpy.publisher import Publisher
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from motor_ident.ros.common import COMMAND_QOS, STATE_QOS, declare, load_robot, run_node, steady_timer
-from motor_ident.ros.conversions import OK, WARN, InputDrops, make_status
-from motor_ident.ros.parameters import declare_settings
-from motor_ident.ros.wire import Float64ArrayReader, Float64ArrayWriter, JointStateReader, JointStateWriter
+from motor_ident.ros.runtime.common import COMMAND_QOS, STATE_QOS, declare, load_robot, run_node, steady_timer
+from motor_ident.ros.runtime.parameters import declare_settings
+from motor_ident.ros.wire.conversions import OK, WARN, InputDrops, make_status
+from motor_ident.ros.wire.wire import Float64ArrayReader, Float64ArrayWriter, JointStateReader, JointStateWriter
 from motor_ident.scenario.nodes import DecouplerSettings
 
 FIELDS = ("position", "velocity", "effort")
