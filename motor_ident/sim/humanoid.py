@@ -483,6 +483,14 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
         data.eq_active[welds] = contact[k]
         mujoco.mj_forward(model, data)
         mujoco.mj_rnePostConstraint(model, data)
+        tau_before = tau_ff.copy()
+        if sim.force_loop_gain > 0.0:
+            tau_ff = loop.update(data, contact[k]).copy()
+        # the control switches at this instant (from the step before to the step after): record the wrench
+        # of their mean, the acceleration the motion has here (the servo force is affine in the control)
+        data.ctrl[actuators] = reference(k * dt) + 0.5 * (tau_before + tau_ff) / kp
+        mujoco.mj_forward(model, data)
+        mujoco.mj_rnePostConstraint(model, data)
         out["q"][k] = data.qpos[hinge_qpos]
         out["tau"][k] = data.qfrc_actuator[dofs]  # after the joint's effort limit
         for i in range(c):
@@ -494,10 +502,8 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
         out["acc"][k] = data.sensordata[adr["imu_accelerometer"] : adr["imu_accelerometer"] + 3]
         out["base_p"][k] = data.qpos[:3]
         out["base_q"][k] = [*data.qpos[4:7], data.qpos[3]]
-        if sim.force_loop_gain > 0.0:
-            tau_ff = loop.update(data, contact[k])
-        for s in range(_substeps(sim)):
-            data.ctrl[actuators] = reference(k * dt + (s + 1) * dt / _substeps(sim)) + tau_ff / kp
+        for s in range(_substeps(sim)):  # the reference at each step's middle: the control's mean error is 0
+            data.ctrl[actuators] = reference(k * dt + (s + 0.5) * dt / _substeps(sim)) + tau_ff / kp
             mujoco.mj_step(model, data)
     quiet = replace(sim, **{f.name: 0.0 for f in fields(sim) if f.name.endswith(("_noise", "_bias"))})  # type: ignore[arg-type]
     return HumanoidRun(
