@@ -28,13 +28,14 @@ from motor_ident.core.threads import limit_blas_threads
 def check_seed(robot: str, seed: int, duration: float) -> dict[str, Any]:
     """Simulate, identify and compare one seed (module docstring)."""
     from motor_ident.commands.floating_base import record_samples
-    from motor_ident.core.floating_base.export import nearest_links
+    from motor_ident.core.floating_base.export import link_lengths, nearest_links
     from motor_ident.core.floating_base.identification import (
         centre_of_mass,
         floating_constraints,
         identify_floating_base,
         nominal_mass_and_com,
         structural_base_parameters,
+        worse_than_nominal,
     )
     from motor_ident.core.floating_base.model import FloatingBaseRegressor
     from motor_ident.core.floating_base.validation import heldout_wrench
@@ -58,7 +59,8 @@ def check_seed(robot: str, seed: int, duration: float) -> dict[str, Any]:
     held, held_true = record_samples(regressor, config, test.record), record_samples(regressor, config, test.clean)
     com_true = centre_of_mass(regressor, samples.Q[0], base, np.eye(base.n_base), theta_true).value
     mass_true = float(theta_true[0::10].sum())
-    urdf_mass, urdf_com = nominal_mass_and_com(regressor, samples.Q[0], theta0)
+    spread = config.floating_base.urdf_mass_uncertainty
+    urdf_mass, urdf_com = nominal_mass_and_com(regressor, samples.Q[0], theta0, relative_spread=spread)
 
     def link_errors(masses: np.ndarray) -> dict[str, float]:
         relative = np.abs(masses / theta_true[0::10] - 1.0)
@@ -93,7 +95,7 @@ def check_seed(robot: str, seed: int, duration: float) -> dict[str, Any]:
             "mass_error_g": 1000 * (float(result.mass.value) - mass_true),
             "mass_std_g": 1000 * float(result.mass.std),
             "tilt_mrad": None if result.tilt is None else (1000 * result.tilt.value).tolist(),
-            "prefer_urdf_com": (result.com.std > urdf_com.std).tolist(),
+            "prefer_urdf_com": worse_than_nominal(result.com, urdf_com).tolist(),
             "link_mass_error": link_errors(result.theta[0::10]),
             "negative_masses": int(np.sum(result.theta[0::10] < 0.0)),
             "heldout": heldout(result.theta),
@@ -102,8 +104,9 @@ def check_seed(robot: str, seed: int, duration: float) -> dict[str, Any]:
     assert wls is not None
     start = time.perf_counter()
     near = nearest_links(
-        floating_constraints(regressor), base.projection, wls.unconstrained, wls.covariance_at_least_white(), theta0
-    )
+        floating_constraints(regressor), base.projection, wls.unconstrained, wls.covariance_at_least_white(), theta0,
+        lengths=link_lengths(regressor.floating), relative_spread=spread,
+    )  # fmt: skip
     closer = np.abs(near.mass - theta_true[0::10]) < np.abs(theta0[0::10] - theta_true[0::10])
     out["export"] = {
         "solve_s": time.perf_counter() - start,

@@ -193,6 +193,7 @@ def _write_urdf(path: str, config: Any, regressor: Any, result: Any) -> dict[str
         result.covariance_at_least_white(),
         floating.inertial_parameters(),
         lengths=link_lengths(floating),
+        relative_spread=config.floating_base.urdf_mass_uncertainty,
     )
     print(f"URDF links: the physically valid set nearest to the nominal URDF ({METRIC}: {near.distance:.4g})")
     print(
@@ -239,6 +240,7 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         nominal_mass_and_com,
         structural_base_parameters,
         weakly_determined,
+        worse_than_nominal,
     )
     from motor_ident.core.floating_base.model import FloatingBaseRegressor
     from motor_ident.errors import ConfigError
@@ -318,12 +320,13 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         "[not determined]: that axis needs parameters these contacts cannot determine (the standing feet's), "
         "the URDF's values are used)"
     )
-    urdf_mass, urdf_com = nominal_mass_and_com(regressor, samples.Q[0], theta0)
-    prefer_mass = bool(mass.std > urdf_mass.std) or not bool(np.all(mass.identifiable))
-    prefer_com = (com.std > urdf_com.std) | ~com.identifiable
+    spread = config.floating_base.urdf_mass_uncertainty
+    urdf_mass, urdf_com = nominal_mass_and_com(regressor, samples.Q[0], theta0, relative_spread=spread)
+    prefer_mass = bool(worse_than_nominal(mass, urdf_mass)) or not bool(np.all(mass.identifiable))
+    prefer_com = worse_than_nominal(com, urdf_com) | ~com.identifiable
     print(
-        f"the URDF's own uncertainty (each link's mass, first and second moments +-30 % of its scale, lengths of "
-        f"at least 0.3 m): total mass "
+        f"the URDF's own uncertainty (floating_base.urdf_mass_uncertainty: each link's mass, first and second "
+        f"moments +-{100 * spread:g} % of its scale, lengths of at least 0.3 m): total mass "
         f"+- {float(urdf_mass.std):.3f} kg, CoM "
         + ", ".join(f"{axes[i]} +- {1000 * urdf_com.std[i]:.2f}" for i in range(3))
         + " mm"
@@ -384,6 +387,7 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         "masses_determined": [bool(x) for x in alone],
         "theta": floats(result.theta),
         "min_pseudo_inertia_eigenvalue": float(result.min_eigenvalue.min()),
+        "urdf_mass_uncertainty": spread,
         "nominal_total_mass_std": float(urdf_mass.std),
         "nominal_com": floats(urdf_com.value),
         "nominal_com_std": floats(urdf_com.std),

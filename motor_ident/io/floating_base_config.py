@@ -13,17 +13,26 @@ Schema (see ``config/icub.yaml``)::
         foot_size: [0.12, 0.06]         # sole length x width [m], for the centre-of-pressure check (optional)
         friction_coefficient: 0.6       # for the friction-cone check [-]
         standing_posture: {l_knee: -0.4} # joint positions of the standing pose [rad] (others 0)
+        urdf_mass_uncertainty: 0.3      # [-] the URDF's own uncertainty, relative (optional)
 
 A sensor measures the wrench the ground applies to the robot through that foot, expressed in
 ``sensor_frame``; the sole frame is flat on the ground while the foot stands (x forward, z up).
+
+``urdf_mass_uncertainty`` says how far the URDF's inertial parameters may be from the robot's: every
+link's mass, first moments and inertia independent, each with a standard deviation of this fraction of
+the link's scale (its mass, its mass times a length of at least 0.3 m, that length squared). It is the
+prior of the exported links and the URDF's side of the comparison that recommends the URDF's total
+mass or CoM where the data determine them worse (docs/floating-base.md, "Worse than the URDF"): 0.3 for
+a URDF from CAD, less for a robot weighed link by link.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
+from motor_ident.core.estimation.nearest_consistent import PRIOR_RELATIVE_SPREAD
 from motor_ident.errors import ConfigError
 from motor_ident.schema import require_mapping
 
@@ -47,12 +56,18 @@ class FloatingBaseConfig:
     foot_size: tuple[float, float] | None = None
     friction_coefficient: float = 0.6
     standing_posture: tuple[tuple[str, float], ...] = ()
+    urdf_mass_uncertainty: float = PRIOR_RELATIVE_SPREAD
 
     def __post_init__(self) -> None:
         if not self.contacts:
             raise ConfigError("floating_base.contacts: expected at least one foot")
         if not self.friction_coefficient > 0.0:
             raise ConfigError(f"floating_base.friction_coefficient = {self.friction_coefficient!r}: expected > 0")
+        if not 0.0 < self.urdf_mass_uncertainty <= 10.0:
+            raise ConfigError(
+                f"floating_base.urdf_mass_uncertainty = {self.urdf_mass_uncertainty!r}: expected a fraction "
+                "in (0, 10] (0.3: each link's mass +-30 %)"
+            )
         if self.foot_size is not None and not all(x > 0.0 for x in self.foot_size):
             raise ConfigError(f"floating_base.foot_size = {list(self.foot_size)}: expected length, width > 0 [m]")
 
@@ -84,7 +99,7 @@ def floating_base_from_dict(raw: Any, joints: tuple[str, ...]) -> FloatingBaseCo
     require_mapping(
         raw,
         key,
-        allowed={"base_link", "imu_frame", "contacts", "foot_size", "friction_coefficient", "standing_posture"},
+        allowed={f.name for f in fields(FloatingBaseConfig)},
     )
     for required in ("base_link", "contacts"):
         if required not in raw:
@@ -115,9 +130,13 @@ def floating_base_from_dict(raw: Any, joints: tuple[str, ...]) -> FloatingBaseCo
         posture = tuple((str(j), float(v)) for j, v in posture_raw.items())
         size = raw.get("foot_size")
         foot_size = None if size is None else (float(size[0]), float(size[1]))
-        mu = float(raw.get("friction_coefficient", 0.6))
+        defaults = {f.name: f.default for f in fields(FloatingBaseConfig)}
+        mu = float(raw.get("friction_coefficient", defaults["friction_coefficient"]))
+        uncertainty = float(raw.get("urdf_mass_uncertainty", defaults["urdf_mass_uncertainty"]))
     except (TypeError, ValueError, IndexError, KeyError):
-        raise ConfigError(f"{key}: standing_posture, foot_size and friction_coefficient take numbers") from None
+        raise ConfigError(
+            f"{key}: standing_posture, foot_size, friction_coefficient and urdf_mass_uncertainty take numbers"
+        ) from None
     return FloatingBaseConfig(
         base_link=str(raw["base_link"]),
         imu_frame=str(raw.get("imu_frame", raw["base_link"])),
@@ -125,4 +144,5 @@ def floating_base_from_dict(raw: Any, joints: tuple[str, ...]) -> FloatingBaseCo
         foot_size=foot_size,
         friction_coefficient=mu,
         standing_posture=posture,
+        urdf_mass_uncertainty=uncertainty,
     )

@@ -11,7 +11,9 @@ import pytest
 from motor_ident.core.floating_base.identification import (
     FloatingIdentification,
     identify_floating_base,
+    nominal_mass_and_com,
     structural_base_parameters,
+    worse_than_nominal,
 )
 from motor_ident.core.floating_base.model import FloatingBaseRegressor
 from motor_ident.core.floating_base.online import OnlineFloatingBase
@@ -137,6 +139,30 @@ def test_base_rows_identify_the_true_total_mass(humanoid: tuple[RobotConfig, Hum
     assert bool(np.all(result.mass.identifiable))
     assert abs(float(result.mass.value) / mass_true - 1.0) < 3e-3
     assert list(result.com.identifiable) == [True, True, False]  # feet standing still: their vertical CoM is unseen
+
+
+def test_a_urdf_weighed_link_by_link_is_recommended_where_the_data_know_less(
+    humanoid: tuple[RobotConfig, HumanoidRun], tmp_path: Path
+) -> None:
+    """Double support: with the default 30 % the URDF's CoM is less certain than the data's on every axis; a
+    robot config saying its links were weighed (``urdf_mass_uncertainty: 0.05``) gets the URDF's vertical CoM."""
+    config, run = humanoid
+    tight = tmp_path / "weighed.yaml"
+    tight.write_text(REDUCED.replace("    foot_size:", "    urdf_mass_uncertainty: 0.05\n    foot_size:"))
+    weighed = load_robot_config(tight).floating_base
+    assert weighed is not None and config.floating_base is not None
+    assert (config.floating_base.urdf_mass_uncertainty, weighed.urdf_mass_uncertainty) == (0.3, 0.05)
+    result = base_row_fit(config, run)
+    regressor, samples = regressor_samples(config, run)
+    theta0 = regressor.floating.inertial_parameters()
+    prefer = {}
+    for name, fb in (("default", config.floating_base), ("weighed", weighed)):
+        urdf_mass, urdf_com = nominal_mass_and_com(
+            regressor, samples.Q[0], theta0, relative_spread=fb.urdf_mass_uncertainty
+        )
+        prefer[name] = [bool(worse_than_nominal(result.mass, urdf_mass)), *worse_than_nominal(result.com, urdf_com)]
+    assert prefer["default"] == [False, False, False, False], (result.com.std, prefer)
+    assert prefer["weighed"] == [False, False, False, True], (result.com.std, prefer)
 
 
 def _online(config: RobotConfig, run: HumanoidRun, **options: Any) -> OnlineFloatingBase:

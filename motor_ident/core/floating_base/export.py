@@ -8,8 +8,8 @@ close to the URDF's as the data allow:
     minimise    |u|^2 + |P theta - theta_b|^2_C,     theta = theta_0 + D u
     subject to  |P theta - theta_b|_C <= sqrt(d_min^2 + chi2_b(level)),   J_k(theta) >= eps_k I,
 
-with ``D`` each parameter's prior spread around the URDF (`PRIOR_RELATIVE_SPREAD` of the link's
-nominal mass m_k for its mass, of m_k l_k for its first moments and of m_k l_k^2 for its second
+with ``D`` each parameter's prior spread around the URDF (a fraction r of the link's nominal mass
+m_k for its mass, the robot config's ``floating_base.urdf_mass_uncertainty``, 0.3 by default, of m_k l_k for its first moments and of m_k l_k^2 for its second
 moments, l_k the largest of the link's radius of gyration, its length to its farthest child
 joint and `MIN_LENGTH`), ``|x|_C`` the Mahalanobis norm
 in the base parameters' covariance, ``d_min`` how close any physically valid set comes (the
@@ -127,6 +127,7 @@ def nearest_links(
     theta_nominal: ArrayLike,
     *,
     lengths: ArrayLike | None = None,
+    relative_spread: float = PRIOR_RELATIVE_SPREAD,
     level: float = 0.95,
     solver: str = "CLARABEL",
 ) -> NearestLinks:
@@ -134,7 +135,8 @@ def nearest_links(
 
     The arguments are `motor_ident.core.estimation.nearest_consistent.nearest_consistent`'s, with
     ``constraints`` from `motor_ident.core.floating_base.identification.floating_constraints`;
-    ``lengths``: `link_lengths` of the model (the first and second moments' spreads).
+    ``lengths``: `link_lengths` of the model (the first and second moments' spreads);
+    ``relative_spread``: r of `prior_spread`, the URDF's own uncertainty [-].
 
     Raises:
         EstimationError: the covariance is not positive definite or the solver fails.
@@ -157,7 +159,7 @@ def nearest_links(
     widened = max(1.0, d_min**2 / r)  # Birge ratio squared: errors beyond the stated uncertainty
     M, c, d_min = M / np.sqrt(widened), c / np.sqrt(widened), d_min / np.sqrt(widened)
     radius = float(np.sqrt(d_min**2 + chi2.ppf(level, r)))
-    D = prior_spread(theta0, lengths)
+    D = prior_spread(theta0, lengths, relative_spread)
     M_u, c_u = M * D, c - M @ theta0  # the data in the relative deviations u
     J0 = pseudo_inertia(constraints.body_parameters(theta0))
     u = cp.Variable(p)

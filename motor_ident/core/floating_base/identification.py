@@ -25,9 +25,16 @@ from numpy.typing import ArrayLike, NDArray
 
 from motor_ident.core.estimation.consistent_fit import consistent_least_squares
 from motor_ident.core.estimation.constraints import PhysicalConstraints, min_pseudo_inertia_eigenvalues
-from motor_ident.core.estimation.covariance import with_residual_covariance
+from motor_ident.core.estimation.covariance import estimator_information, with_residual_covariance
 from motor_ident.core.estimation.identification import CACHE_BYTES
 from motor_ident.core.estimation.least_squares import Fit, FitMetrics, RegressionStatistics, fit_metrics
+from motor_ident.core.estimation.nearest_consistent import PRIOR_RELATIVE_SPREAD
+from motor_ident.core.estimation.spectral_covariance import (
+    LowFrequencyTransform,
+    at_least,
+    band,
+    coloured_noise_covariance,
+)
 from motor_ident.core.floating_base.export import link_lengths, prior_spread
 from motor_ident.core.floating_base.model import ROOT_JOINT, FloatingBaseRegressor
 from motor_ident.core.floating_base.stance import stance_states
@@ -265,14 +272,19 @@ def _mass_functionals(regressor: FloatingBaseRegressor, q_reference: ArrayLike) 
 
 
 def nominal_mass_and_com(
-    regressor: FloatingBaseRegressor, q_reference: ArrayLike, theta_nominal: ArrayLike
+    regressor: FloatingBaseRegressor,
+    q_reference: ArrayLike,
+    theta_nominal: ArrayLike,
+    *,
+    relative_spread: float = PRIOR_RELATIVE_SPREAD,
 ) -> tuple[Estimate, Estimate]:
     """The URDF's total mass [kg] and CoM (3,) [m] at ``q_reference`` with the standard deviations its own
     uncertainty gives: every link's mass, first and second moments independent, each with the spread of
-    `motor_ident.core.floating_base.export.prior_spread` (30 % of the link's scale, the export's prior)."""
+    `motor_ident.core.floating_base.export.prior_spread` (the export's prior), ``relative_spread`` [-] of
+    the link's scale (the robot config's ``floating_base.urdf_mass_uncertainty``)."""
     theta0 = np.asarray(theta_nominal, dtype=float)
     C = _mass_functionals(regressor, q_reference)
-    variance = prior_spread(theta0, link_lengths(regressor.floating)) ** 2
+    variance = prior_spread(theta0, link_lengths(regressor.floating), relative_spread) ** 2
     h = C @ theta0
     com = h[:3] / h[3]
     J = (C[:3] - np.outer(com, C[3])) / h[3]
@@ -281,6 +293,12 @@ def nominal_mass_and_com(
         Estimate(np.array(h[3]), np.array(np.sqrt(C[3] ** 2 @ variance)), np.ones((), dtype=bool)),
         Estimate(com, np.sqrt(J**2 @ variance), determined),
     )
+
+
+def worse_than_nominal(estimate: Estimate, nominal: Estimate) -> NDArray[np.bool_]:
+    """Per component, whether the data determine it worse than the URDF's own uncertainty does (a larger
+    standard deviation than `nominal_mass_and_com`'s): there the URDF's value is the better estimate."""
+    return np.asarray(np.asarray(estimate.std) > np.asarray(nominal.std), dtype=bool)
 
 
 @dataclass(frozen=True, eq=False)
@@ -331,11 +349,7 @@ class FloatingIdentification:
         A short recording's residual-based covariance, estimated from few blocks of scores, can be
         singular; where it is smaller than the textbook covariance the latter holds.
         """
-        L = np.linalg.cholesky(self.covariance_white)
-        S = np.linalg.solve(L, np.linalg.solve(L, self.fit.covariance).T)  # L^-1 C L^-T
-        w, U = np.linalg.eigh((S + S.T) / 2.0)
-        LU = L @ U
-        return np.asarray((LU * np.maximum(w, 1.0)) @ LU.T, dtype=float)
+        return at_least(self.fit.covariance, self.covariance_white)
 
 
 def identify_floating_base(
@@ -414,11 +428,15 @@ def identify_floating_base(
     if train.count <= 0:
         raise EstimationError("no training samples")
     fit = train.ols() if method == "ols" else train.wls()
-    white = fit.covariance[:r, :r]
+    white, fit_white_full = fit.covariance[:r, :r], fit.covariance
     chunks = kept if keep else ((Y, F[s : s + Y.shape[0], :k]) for s, Y in _base_row_chunks(
         regressor, base, Q[:n_train], V, A, k, chunk_size, theta0 if tilt else None
     ))  # fmt: skip
-    fit = with_residual_covariance(fit, train, chunks, samples=n_train)
+    transform = LowFrequencyTransform(n_train, band(F[:n_train, :k]), fit.theta)
+    fit = with_residual_covariance(fit, train, transform.passing(chunks), samples=n_train)
+    weights, information = estimator_information(fit, train)
+    coloured = coloured_noise_covariance(transform, information, weights)
+    fit = replace(fit, covariance=at_least(fit.covariance, coloured + 1e-6 * fit_white_full))
     heldout = held.metrics(fit.theta) if n_heldout else None
     tilt_coefficients, tilt_std = fit.theta[r:], fit.std[r:]
     stats = _tilt_removed(train, fit.theta[r:]) if tilt else train
