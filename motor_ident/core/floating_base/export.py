@@ -8,10 +8,10 @@ close to the URDF's as the data allow:
     minimise    |u|^2 + |P theta - theta_b|^2_C,     theta = theta_0 + D u
     subject to  |P theta - theta_b|_C <= sqrt(d_min^2 + chi2_b(level)),   J_k(theta) >= eps_k I,
 
-with ``D`` each parameter's prior spread around the URDF (a fraction r of the link's nominal mass
-m_k for its mass, the robot config's ``floating_base.urdf_mass_uncertainty``, 0.3 by default, of m_k l_k for its first moments and of m_k l_k^2 for its second
-moments, l_k the largest of the link's radius of gyration, its length to its farthest child
-joint and `MIN_LENGTH`), ``|x|_C`` the Mahalanobis norm
+with ``D`` each parameter's prior spread around the URDF (a fraction r, the robot config's
+``floating_base.urdf_mass_uncertainty``, 0.3 by default, of the link's nominal mass m_k for its mass,
+of m_k l_k for its first moments and of m_k l_k^2 for its second moments, l_k the largest of the
+link's radius of gyration, its length to its farthest child joint and `MIN_LENGTH`), ``|x|_C`` the Mahalanobis norm
 in the base parameters' covariance, ``d_min`` how close any physically valid set comes (the
 consistent least squares' SDP; 0 unless the estimate itself is not valid) and ``J_k`` the 4 x 4
 pseudo-inertia of body k, kept positive definite by a margin ``eps_k`` (a thousandth of its
