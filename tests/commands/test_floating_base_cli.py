@@ -45,7 +45,8 @@ def test_synth_identify_validate_and_export(tmp_path: Path) -> None:
     assert (tmp_path / "identified.urdf").is_file() and fit["min_pseudo_inertia_eigenvalue"] > -1e-6
     # the held-out error split into the states' share and the parameters'
     assert "of which the states and sensors" in done.stdout
-    assert np.all(np.array(validation["floor"]["nrmse"]) <= np.array(validation["determined"]["nrmse"]) + 1e-12)
+    # the floor is a WLS refit: it minimises the rows' weighted sum, not each row's error
+    assert np.mean(validation["floor"]["nrmse"]) < np.mean(validation["determined"]["nrmse"])
     # the base orientation's tilt, and the URDF recommended where the data know less than it
     assert "base orientation's constant tilt" in done.stdout and len(fit["imu_tilt"]) == 2
     assert fit["prefer_nominal"]["com"][2] and "use the URDF's CoM z" in done.stdout
