@@ -51,7 +51,7 @@ def band(measured: ArrayLike) -> int:
     power = np.sum(np.abs(np.fft.rfft(y, axis=0)) ** 2, axis=1)
     above = np.flatnonzero(power > BAND_LEVEL * power.max())
     last = int(above[-1]) if above.size else 0
-    return min(last + 1 + HALF_WIDTH, power.size)
+    return int(min(last + 1 + HALF_WIDTH, power.size))
 
 
 class LowFrequencyTransform:
@@ -142,4 +142,5 @@ def _daniell(x: NDArray[np.generic], half_width: int) -> NDArray[np.generic]:
     m = int(half_width)
     padded = np.concatenate([x[1 : m + 1][::-1].conj(), x, x[-m - 1 : -1][::-1].conj()])
     cumulative = np.concatenate([np.zeros((1, *padded.shape[1:]), dtype=padded.dtype), np.cumsum(padded, axis=0)])
-    return (cumulative[2 * m + 1 :] - cumulative[: -2 * m - 1]) / (2 * m + 1)
+    out: NDArray[np.generic] = (cumulative[2 * m + 1 :] - cumulative[: -2 * m - 1]) / (2 * m + 1)
+    return out

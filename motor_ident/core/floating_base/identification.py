@@ -308,7 +308,8 @@ class FloatingIdentification:
     Attributes:
         fit: estimate of the base parameters; its covariance the residual-based sandwich of
             `motor_ident.core.estimation.covariance` around the WLS information (also for ``sdp`` /
-            ``log_cholesky``).
+            ``log_cholesky``), raised in every direction to at least the coloured-noise one of
+            `motor_ident.core.estimation.spectral_covariance`.
         base: the full <-> base map of the row set used.
         theta: full parameters (p,): the consistent estimate for ``sdp`` / ``log_cholesky``, else
             the base estimate completed with the nominal model's dependent parameters.
