@@ -483,11 +483,8 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
         data.eq_active[welds] = contact[k]
         mujoco.mj_forward(model, data)
         mujoco.mj_rnePostConstraint(model, data)
-        tau_before = tau_ff.copy()
-        if sim.force_loop_gain > 0.0:
-            tau_ff = loop.update(data, contact[k]).copy()
-        # the control switches at this instant (from the step before to the step after): record the wrench
-        # of their mean, the acceleration the motion has here (the servo force is affine in the control)
+        tau_before, tau_ff = tau_ff, loop.update(data, contact[k]).copy() if sim.force_loop_gain > 0.0 else tau_ff
+        # the control switches here: record the wrench of the mean control (the servo force is affine in it)
         data.ctrl[actuators] = reference(k * dt) + 0.5 * (tau_before + tau_ff) / kp
         mujoco.mj_forward(model, data)
         mujoco.mj_rnePostConstraint(model, data)
