@@ -115,6 +115,7 @@ def check_seed(robot: str, seed: int, duration: float) -> dict[str, Any]:
         "closer_than_urdf": int(closer.sum()),
         "links": int(closer.size),
         "smallest_mass": float(near.mass.min()),
+        "mass_drift_g": 1000 * (float(near.mass.sum()) - float(wls.mass.value)),
         "heldout": heldout(near.theta),
     }
     return out
