@@ -34,6 +34,8 @@ def test_shipped_icub_config_builds_its_floating_base() -> None:
         ({"contacts": {}}, "contacts"),
         ({"standing_posture": {"no_such_joint": 0.1}}, "standing_posture"),
         ({"friction_coefficient": -1.0}, "friction_coefficient"),
+        ({"urdf_mass_uncertainty": 0.0}, "urdf_mass_uncertainty"),
+        ({"urdf_mass_uncertainty": "weighed"}, "urdf_mass_uncertainty"),
         ({"typo": 1}, "typo"),
     ],
 )
