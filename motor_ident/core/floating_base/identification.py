@@ -417,23 +417,25 @@ def identify_floating_base(
     train, held = RegressionStatistics(k, r + tilt), RegressionStatistics(k, r + tilt)
     keep = n_train * k * (r + tilt) * 8 <= CACHE_BYTES
     kept: list[tuple[FloatArray, FloatArray]] = []
-    for start, Y in _base_row_chunks(regressor, base, Q, V, A, k, chunk_size, theta0 if tilt else None):
+    F = F[:, :k].copy()  # less the share of what the data leave undetermined, at the URDF's values
+    for start, Y, undetermined in _base_row_chunks(regressor, base, Q, V, A, k, chunk_size, theta0, tilt > 0):
         stop = start + Y.shape[0]
+        F[start:stop] -= undetermined
         split = min(max(n_train - start, 0), stop - start)
         if split:
-            train.add(Y[:split], F[start : start + split, :k])
+            train.add(Y[:split], F[start : start + split])
             if keep:
-                kept.append((Y[:split], F[start : start + split, :k]))
+                kept.append((Y[:split], F[start : start + split]))
         if split < stop - start:
-            held.add(Y[split:], F[start + split : stop, :k])
+            held.add(Y[split:], F[start + split : stop])
     if train.count <= 0:
         raise EstimationError("no training samples")
     fit = train.ols() if method == "ols" else train.wls()
     white, fit_white_full = fit.covariance[:r, :r], fit.covariance
-    chunks = kept if keep else ((Y, F[s : s + Y.shape[0], :k]) for s, Y in _base_row_chunks(
-        regressor, base, Q[:n_train], V, A, k, chunk_size, theta0 if tilt else None
+    chunks = kept if keep else ((Y, F[s : s + Y.shape[0]]) for s, Y, _ in _base_row_chunks(
+        regressor, base, Q[:n_train], V, A, k, chunk_size, theta0, tilt > 0
     ))  # fmt: skip
-    transform = LowFrequencyTransform(n_train, band(F[:n_train, :k]), fit.theta)
+    transform = LowFrequencyTransform(n_train, band(F[:n_train]), fit.theta)
     fit = with_residual_covariance(fit, train, transform.passing(chunks), samples=n_train)
     weights, information = estimator_information(fit, train)
     coloured = coloured_noise_covariance(transform, information, weights)
@@ -501,20 +503,29 @@ def _base_row_chunks(
     A: FloatArray,
     k: int,
     chunk_size: int,
-    tilt_theta: FloatArray | None,
-) -> Iterator[tuple[int, FloatArray]]:
-    """First sample and base regressor (N_c, k, r) of the samples of ``Q``, chunk by chunk, with the
-    `tilt_columns` of full parameters ``tilt_theta`` appended when given (N_c, k, r + 2)."""
+    theta_nominal: FloatArray,
+    tilt: bool,
+) -> Iterator[tuple[int, FloatArray, FloatArray]]:
+    """First sample, base regressor (N_c, k, r) and the rows' share (N_c, k) of what ``base`` leaves undetermined
+    at the full parameters ``theta_nominal``, chunk by chunk, with the `tilt_columns` appended when ``tilt``
+    (N_c, k, r + 2).
+
+    That share, ``Y theta_0 - Y_b P theta_0``, is zero where the motion keeps to the structure ``base``
+    was found for (standing feet that do not move); a foot the soft welds of a simulator (or a real
+    sole) let move a little shows its inertia there, which the base parameters cannot take.
+    """
     buffer = np.empty((min(chunk_size, Q.shape[0]), k, regressor.n_parameters))
+    theta_base = base.to_base(theta_nominal)
     for start in range(0, Q.shape[0], chunk_size):
         stop = min(start + chunk_size, Q.shape[0])
         rows_k = regressor.rows(Q[start:stop], V[start:stop], A[start:stop], count=k, out=buffer[: stop - start])
         Y = base.base_regressor(rows_k)
-        if tilt_theta is not None:
+        undetermined = rows_k @ theta_nominal - Y @ theta_base
+        if tilt:
             Y = np.concatenate(
-                [Y, tilt_columns(regressor, Q[start:stop], V[start:stop], A[start:stop], tilt_theta, k)], axis=2
+                [Y, tilt_columns(regressor, Q[start:stop], V[start:stop], A[start:stop], theta_nominal, k)], axis=2
             )
-        yield start, Y
+        yield start, Y, undetermined
 
 
 def predicted_wrench_metrics(
