@@ -19,7 +19,7 @@ stamp (`motor_ident.core.estimation.stamp_alignment`, one aligner per stream in 
 A malformed message (NaN, a missing joint, an IMU without orientation, a wrench in another frame)
 is dropped and counted; a joint state that finds no IMU sample or wrench at its stamp is dropped
 and counted too (a missing foot: ``secondary sample late or missing``). An input silent for
-``secondary_timeout`` (wall) empties the statistics (nominal values, gate closed) and
+``secondary_timeout`` (wall) while joint states arrive empties the statistics (nominal values, gate closed) and
 /diagnostics names it. Services: ``~/reset`` (Trigger), ``~/use_nominal`` (SetBool).
 """
 
@@ -157,6 +157,8 @@ class FloatingIdentifierNode(ManagedNode):
         if self.stamps.restarted and previous is not None:
             self._reset()
             self.get_logger().warning(f"clock restarted from {previous:.3f} to {t:.3f} s: statistics emptied")
+        if JOINT_STATES not in self._last_heard:  # inputs are waited for from the first joint state on
+            self._started = time.monotonic()
         self._last_heard[JOINT_STATES] = time.monotonic()
         self.chain[0].add_primary(t, (arrays[0],))
         self._drain()
@@ -260,9 +262,11 @@ class FloatingIdentifierNode(ManagedNode):
         """The first input silent for more than ``secondary_timeout`` while joint states arrive ("" when none)."""
         if JOINT_STATES not in self._last_heard:
             return ""
-        now = time.monotonic()
+        # measured up to the last joint state, not to now: a machine that stalls (or a paused bag)
+        # silences every input at once, which is no input's fault
+        latest = self._last_heard[JOINT_STATES]
         for name in ("imu", *self.contacts):
-            since = now - self._last_heard.get(name, self._started)
+            since = latest - self._last_heard.get(name, self._started)
             if since > self.settings.pairing.secondary_timeout:
                 topic = self.chain[0 if name == "imu" else 1 + self.contacts.index(name)].secondary
                 return f"{name} ({topic}) silent for {since:.1f} s"
