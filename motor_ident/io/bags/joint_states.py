@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from rosbags.serde import SerdeError
 
 from motor_ident.io.bags.series import JointStateSeries
-from motor_ident.io.bags.storage import JOINT_STATE, _stamp, _typestore
+from motor_ident.io.bags.storage import JOINT_STATE, _stamp, _typestore, stamps_or_receive_times
 from motor_ident.io.joint_order import JointIndex
 
 FloatArray = NDArray[np.float64]
@@ -203,15 +203,19 @@ class _RawJointStates:
             if tuple(reference.name) == layout.names and all(
                 np.array_equal(np.asarray(getattr(reference, f)), arrays[f][0], equal_nan=True) for f in arrays
             ):
-                self.collector.add_bulk(layout.names, np.where(stamps > 0.0, stamps, received), arrays)
+                self.collector.add_bulk(layout.names, stamps_or_receive_times(stamps, received), arrays)
                 return
+        decoded, kept = [], []
         for raw, t in zip(self.raws, self.times):
             try:
-                msg = store.deserialize_cdr(raw, JOINT_STATE)
+                decoded.append(store.deserialize_cdr(raw, JOINT_STATE))
             except (SerdeError, struct.error, IndexError, ValueError):
                 self.collector.dropped["undecodable message"] = self.collector.dropped.get("undecodable message", 0) + 1
                 continue
-            self.collector.add(msg, _stamp(msg) or t)
+            kept.append(t)
+        times = stamps_or_receive_times([_stamp(msg) for msg in decoded], kept)
+        for msg, t in zip(decoded, times):
+            self.collector.add(msg, float(t))
 
     def _uniform(self, layout: _JointStateLayout) -> bool:
         first = self.raws[0]
