@@ -31,6 +31,8 @@ class _JointStateCollector:
         self.t: list[float] = []
         self.rows: dict[str, list[FloatArray]] = {"position": [], "velocity": [], "effort": []}
         self.dropped: dict[str, int] = {}
+        self.others: dict[str, tuple[float, float]] = {}  # joints not asked for: (lowest, highest) position
+        self._requested = self.names is not None
         self._index: JointIndex | None = None
 
     def _drop(self, reason: str) -> None:
@@ -41,6 +43,22 @@ class _JointStateCollector:
         if self._index is None:
             self._index = JointIndex(self.names)
         return self._index.lookup(names)
+
+    def _note_others(self, names: tuple[str, ...], position: FloatArray) -> None:
+        """Remember the range of the joints not asked for (``position``: (M, len(names)), or empty)."""
+        if not self._requested:
+            return
+        assert self.names is not None
+        ours = set(self.names)
+        for k, name in enumerate(names):
+            if name in ours:
+                continue
+            column = position[:, k] if position.ndim == 2 and position.shape[1] == len(names) else np.zeros(0)
+            column = column[np.isfinite(column)]
+            low, high = self.others.get(name, (np.inf, -np.inf))
+            if column.size:
+                low, high = min(low, float(column.min())), max(high, float(column.max()))
+            self.others[name] = (low, high)
 
     def add(self, msg: Any, t: float) -> None:
         names = tuple(msg.name)
@@ -54,6 +72,7 @@ class _JointStateCollector:
             self._drop(order)
             return
         arrays = {f: np.asarray(getattr(msg, f), dtype=float) for f in self.rows}
+        self._note_others(names, arrays["position"][None, :])
         if self.fields is None:
             self.fields = tuple(f for f, a in arrays.items() if a.size)
         for f in self.fields:
@@ -79,6 +98,7 @@ class _JointStateCollector:
         if isinstance(order, str):
             self.dropped[order] = self.dropped.get(order, 0) + N
             return
+        self._note_others(names, arrays["position"])
         if self.fields is None:
             self.fields = tuple(f for f, a in arrays.items() if a.shape[1])
         keep = np.ones(N, dtype=bool)

@@ -263,6 +263,10 @@ def read_bag(
         gate=array_series("gate"),
         r2=array_series("r2"),
         warnings=tuple(dict.fromkeys(notes)),
+        other_joints={
+            name: high - low if high >= low else float("nan")
+            for name, (low, high) in collectors["joint_states"].others.items()
+        },
     )
 
 
