@@ -10,11 +10,13 @@ stamp (`motor_ident.core.estimation.stamp_alignment`, one aligner per stream in 
 
 - ``~/total_mass`` [kg, std] and ``~/com`` [x, y, z, std x, y, z] [m] (Float64MultiArray): every
   refit's estimate; the CoM in world axes with its origin at the base position at the start of
-  the refit's buffer;
+  the refit's buffer; the std residual-based (a sandwich with the long-run covariance of the
+  chunks' residuals, as ``identify --floating-base`` reports, never below the white-noise ones);
 - ``~/active_total_mass``, ``~/active_com`` (latched): the estimate while the gate is open, the
   robot config's URDF (std 0) otherwise; ``~/gate_open`` (Bool, latched);
-- ``/diagnostics``: gate state and why, R^2 per base row, condition number, mass and CoM, refits,
-  CPU per refit, dropped messages per input and reason.
+- ``/diagnostics``: gate state and why, R^2 per base row, condition number, mass and CoM with
+  their std (and the white-noise std beside them, ``*_std_white``), refits, CPU per refit, dropped
+  messages per input and reason.
 
 A malformed message (NaN, a missing joint, an IMU without orientation, a wrench in another frame)
 is dropped and counted; a joint state that finds no IMU sample or wrench at its stamp is dropped
@@ -294,6 +296,8 @@ class FloatingIdentifierNode(ManagedNode):
                     "total_mass_std": float(estimate.mass.std),
                     "com": estimate.com.value.tolist(),
                     "com_std": estimate.com.std.tolist(),
+                    "total_mass_std_white": float(estimate.mass_white.std),
+                    "com_std_white": estimate.com_white.std.tolist(),
                     "com_determined": estimate.com.identifiable.tolist(),
                     "samples_in_fit": estimate.samples,
                     "refit_cpu_ms": 1e3 * estimate.cpu_s,
