@@ -214,7 +214,7 @@ def test_online_std_come_from_the_residuals_and_cover_the_truth(humanoid: tuple[
     white = np.array([estimate.mass_white.std, *estimate.com_white.std])
     assert np.all(std > 3.0 * white), std / white
     assert np.all(error[:3] <= 1.96 * std[:3]) and error[3] <= 3.0 * std[3], error / std  # z: weakly determined
-    assert np.count_nonzero(error > 1.96 * white) >= 3, error / white  # the white-noise std miss
+    assert np.count_nonzero(error > 1.96 * white) >= 2, error / white  # the white-noise std miss
 
 
 def test_online_gate_block_averages_and_lost_samples(humanoid: tuple[RobotConfig, HumanoidRun]) -> None:
