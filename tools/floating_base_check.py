@@ -23,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from motor_ident.core.threads import limit_blas_threads
+from motor_ident.sim.humanoid_common import PLANTS
 
 
-def check_seed(robot: str, seed: int, duration: float) -> dict[str, Any]:
+def check_seed(robot: str, seed: int, duration: float, plant: str = "mujoco") -> dict[str, Any]:
     """Simulate, identify and compare one seed (module docstring)."""
     from motor_ident.commands.floating_base import record_samples
     from motor_ident.core.floating_base.export import nearest_links
@@ -39,16 +40,17 @@ def check_seed(robot: str, seed: int, duration: float) -> dict[str, Any]:
     from motor_ident.core.floating_base.model import FloatingBaseRegressor
     from motor_ident.core.floating_base.validation import heldout_wrench
     from motor_ident.io.robot_config import load_robot_config
-    from motor_ident.sim.humanoid import HumanoidSimConfig, simulate_humanoid
+    from motor_ident.sim.humanoid_common import HumanoidSimConfig
+    from motor_ident.sim.standing import simulate_standing
 
     config = load_robot_config(robot)
     assert config.floating_base is not None, f"robot {robot!r} has no floating_base section"
     start = time.perf_counter()
     train, test = (
-        simulate_humanoid(config, HumanoidSimConfig(duration=duration, seed=s, mass_seed=seed))
+        simulate_standing(config, HumanoidSimConfig(plant=plant, duration=duration, seed=s, mass_seed=seed))
         for s in (seed, seed + 100)
     )
-    out: dict[str, Any] = {"robot": robot, "seed": seed, "simulation_s": time.perf_counter() - start}
+    out: dict[str, Any] = {"robot": robot, "plant": plant, "seed": seed, "simulation_s": time.perf_counter() - start}
     regressor = FloatingBaseRegressor(config.build_floating_base())
     theta0, theta_true = regressor.floating.inertial_parameters(), train.theta_true
     samples = record_samples(regressor, config, train.record)
@@ -144,11 +146,14 @@ def main() -> None:
     parser.add_argument("robot", help="a robot config with a floating_base section (icub, talos)")
     parser.add_argument("seeds", nargs="+", type=int)
     parser.add_argument("--duration", type=float, default=12.0, help="seconds per recording")
+    parser.add_argument(
+        "--plant", choices=PLANTS, default="mujoco", help="the simulator (HumanoidSimConfig.plant; default mujoco)"
+    )
     args = parser.parse_args()
     limit_blas_threads()
     results = []
     for seed in args.seeds:
-        results.append(check_seed(args.robot, seed, args.duration))
+        results.append(check_seed(args.robot, seed, args.duration, args.plant))
         print(json.dumps(results[-1]), flush=True)
     print(json.dumps({"summary": summary(results)}))
 
