@@ -48,10 +48,10 @@ def fused_orientation(
     crossover is replaced by the integrated gyro's, far smaller. Rotating by the rate at the step's
     start instead lagged the orientation by half a sample (omega dt / 2, ~0.1 mrad for a pelvis
     tilting 0.08 rad at 0.5 Hz, at 1 kHz): an error that follows the motion, which put the vertical
-    CoM of noise-free rigid-plant data of Romeo 8-11 mm up (3 and 6 mm without). A constant gyro bias b would tilt the result by about b / (2 pi
-    crossover_hz); the corrections make up for it on average, so a first pass estimates b as minus
-    their mean rate (after a settling time of 3 / (2 pi crossover_hz)), and the second runs on the
-    gyro less b.
+    CoM of noise-free rigid-plant data of Romeo 8-11 mm up (3 and 6 mm without). A constant gyro
+    bias b would tilt the result by about b / (2 pi crossover_hz); the corrections make up for it on
+    average, so a first pass estimates b as minus their mean rate (after a settling time of
+    3 / (2 pi crossover_hz)), and the second runs on the gyro less b.
 
     Args:
         t: time stamps (N,) [s], increasing.
