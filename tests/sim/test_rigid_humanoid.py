@@ -152,7 +152,7 @@ def test_identification_recovers_mass_and_horizontal_com(config: RobotConfig, ru
 
 def test_rigid_plant_shares_no_code_with_the_estimator() -> None:
     """The rigid plant's modules import no MuJoCo and nothing of motor_ident.core: of motor_ident only the robot
-    config and the record type (which the estimator reads too), the settings, errors and sim helpers."""
+    config and the record type (which the estimator reads too), the settings, errors and the shared sim modules."""
     allowed = {
         "motor_ident.errors",
         "motor_ident.schema",
