@@ -40,11 +40,10 @@ from motor_ident.io.robot_config import RobotConfig
 from motor_ident.sim.humanoid_common import (
     HumanoidRun,
     HumanoidSimConfig,
-    friction_check,
+    balancing_excitation,
     perturbed_urdf,
-    ramp,
-    sensor_records,
-    sines,
+    signal_buffers,
+    standing_run,
 )
 from motor_ident.sim.humanoid_motion import (
     GRID_S,
@@ -240,24 +239,13 @@ def _reference(
 ) -> tuple[CubicSpline, pin.SE3]:
     """Joint references (spline of time) and the first base pose: CoM sway and pelvis motion, sines elsewhere."""
     assert config.floating_base is not None
-    rng = np.random.default_rng(sim.seed)
-    t = np.arange(0.0, sim.duration + 0.5, GRID_S)
-    w = ramp(t)
-    harmonics = np.array([1.0, 1.7, 2.9])
-    axes = np.stack([w * sines(t, sim.frequency, harmonics, rng.uniform(0, 2 * np.pi, 3)) for _ in range(6)], axis=1)
-    axes *= np.array([sim.sway, sim.sway, sim.bob, sim.tilt, sim.tilt, sim.tilt])
     soles = {name: pin.SE3(R, p) for name, (p, R) in zip(config.floating_base.sole_frames, poses)}
     model = truth.model
     legs = leg_joints(truth, [model.getFrameId(name) for name in soles])
     lower = model.lowerPositionLimit[truth.robot.q_index]
     upper = model.upperPositionLimit[truth.robot.q_index]
-    q = np.tile(q_start, (t.size, 1))
-    for j in np.setdiff1d(np.arange(truth.n), legs):
-        room = 0.85 * min(q_start[j] - lower[j], upper[j] - q_start[j])
-        amp = min(sim.swing, max(room, 0.0))
-        q[:, j] = q_start[j] + amp * w * sines(
-            t, sim.frequency, harmonics * rng.uniform(0.8, 1.6), rng.uniform(0, 2 * np.pi, 3)
-        )
+    swinging = np.setdiff1d(np.arange(truth.n), legs)
+    t, axes, q = balancing_excitation(sim, np.asarray(q_start, dtype=float), lower, upper, swinging, GRID_S)
     plan = MotionPlan(t=t, com_offset=axes[:, :2], base_motion=axes[:, 2:], upper=q)
     return plan_reference(
         truth, plan, schedule, soles, base0, np.asarray(q_start, dtype=float), step_height=sim.step_height
@@ -326,17 +314,7 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
         friction_coefficient=fb.friction_coefficient,
         gain=sim.force_loop_gain,
     )
-    out = {
-        "q": np.empty((N, n)),
-        "tau": np.empty((N, n)),
-        "wrench": np.empty((N, c, 6)),
-        "sole_wrench": np.empty((N, c, 6)),
-        "quat": np.empty((N, 4)),
-        "gyro": np.empty((N, 3)),
-        "acc": np.empty((N, 3)),
-        "base_p": np.empty((N, 3)),
-        "base_q": np.empty((N, 4)),
-    }
+    out = signal_buffers(N, n, c)
     data.ctrl[actuators] = reference(0.0)
     for _ in range(int(round(SETTLE_S / model.opt.timestep))):  # let the servos take the weight
         mujoco.mj_step(model, data)
@@ -375,15 +353,4 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
         for s in range(_substeps(sim)):
             data.ctrl[actuators] = reference(k * dt + (s + 1) * dt / _substeps(sim)) + tau_ff / kp
             mujoco.mj_step(model, data)
-    record, clean = sensor_records(config, sim, t, out, contact)
-    return HumanoidRun(
-        record=record,
-        theta_true=theta_true,
-        base_position=out["base_p"],
-        base_quaternion=out["base_q"],
-        friction=friction_check(
-            out["sole_wrench"], fb.friction_coefficient, fb.foot_size, contact=contact, margin=sim.cop_margin
-        ),
-        contact=contact,
-        clean=clean,
-    )
+    return standing_run(config, sim, t, out, contact, theta_true)

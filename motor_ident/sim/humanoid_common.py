@@ -171,6 +171,50 @@ def ramp(t: FloatArray, rise: float = 1.0) -> FloatArray:
     return x**3 * (10.0 - 15.0 * x + 6.0 * x**2)
 
 
+def signal_buffers(N: int, n: int, c: int) -> dict[str, FloatArray]:
+    """Empty arrays of what a plant computes per sample, for `standing_run`: joint positions and
+    torques, wrenches in the sensor and sole frames, IMU quaternion [qx, qy, qz, qw], gyro,
+    accelerometer, base position and quaternion."""
+    shapes = {
+        "q": (N, n),
+        "tau": (N, n),
+        "wrench": (N, c, 6),
+        "sole_wrench": (N, c, 6),
+        "quat": (N, 4),
+        "gyro": (N, 3),
+        "acc": (N, 3),
+        "base_p": (N, 3),
+        "base_q": (N, 4),
+    }
+    return {name: np.empty(shape) for name, shape in shapes.items()}
+
+
+def standing_run(
+    config: RobotConfig,
+    sim: HumanoidSimConfig,
+    t: FloatArray,
+    out: dict[str, FloatArray],
+    contact: NDArray[np.bool_],
+    theta_true: FloatArray,
+) -> HumanoidRun:
+    """The run of a plant's computed signals ``out`` (`signal_buffers`): the sensors' record, the clean one and the
+    contact check of the sole wrenches."""
+    fb = config.floating_base
+    assert fb is not None  # the plants refuse a config without one
+    record, clean = sensor_records(config, sim, t, out, contact)
+    return HumanoidRun(
+        record=record,
+        theta_true=theta_true,
+        base_position=out["base_p"],
+        base_quaternion=out["base_q"],
+        friction=friction_check(
+            out["sole_wrench"], fb.friction_coefficient, fb.foot_size, contact=contact, margin=sim.cop_margin
+        ),
+        contact=contact,
+        clean=clean,
+    )
+
+
 def sensor_records(
     config: RobotConfig,
     sim: HumanoidSimConfig,
@@ -184,6 +228,38 @@ def sensor_records(
     record = noisy_record(config, sim, np.random.default_rng(sim.seed + 1), t, out, contact)
     clean = noisy_record(config, quiet, np.random.default_rng(0), t, out, contact)
     return record, replace(clean, base_position=out["base_p"])
+
+
+def balancing_excitation(
+    sim: HumanoidSimConfig,
+    posture: FloatArray,
+    lower: FloatArray,
+    upper: FloatArray,
+    swinging: NDArray[np.int64],
+    grid_s: float,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Both plants' balancing motion on a time grid (``duration`` + 0.5 s every ``grid_s``), ramped in over 1 s.
+
+    Returns:
+        t (T,) [s]; the CoM sway x, y and pelvis height, roll, pitch, yaw offsets (T, 6) [m, rad]
+        (``sway``, ``bob``, ``tilt``); joint positions (T, n) [rad]: the ``swinging`` ones (indices
+        into ``posture``) swing by ``swing`` within 85 % of their room to the limits, the others
+        keep ``posture``. Sums of three sines from ``frequency`` (`sines`), phases drawn from ``seed``.
+    """
+    rng = np.random.default_rng(sim.seed)
+    t = np.arange(0.0, sim.duration + 0.5, grid_s)
+    w = ramp(t)
+    harmonics = np.array([1.0, 1.7, 2.9])
+    axes = np.stack([w * sines(t, sim.frequency, harmonics, rng.uniform(0, 2 * np.pi, 3)) for _ in range(6)], axis=1)
+    axes *= np.array([sim.sway, sim.sway, sim.bob, sim.tilt, sim.tilt, sim.tilt])
+    joints = np.tile(posture, (t.size, 1))
+    for j in swinging:
+        room = 0.85 * min(posture[j] - lower[j], upper[j] - posture[j])
+        amp = min(sim.swing, max(room, 0.0))
+        joints[:, j] = posture[j] + amp * w * sines(
+            t, sim.frequency, harmonics * rng.uniform(0.8, 1.6), rng.uniform(0, 2 * np.pi, 3)
+        )
+    return t, axes, joints
 
 
 def noisy_record(

@@ -48,11 +48,10 @@ from motor_ident.io.robot_config import RobotConfig
 from motor_ident.sim.humanoid_common import (
     HumanoidRun,
     HumanoidSimConfig,
-    friction_check,
+    balancing_excitation,
     perturbed_urdf,
-    ramp,
-    sensor_records,
-    sines,
+    signal_buffers,
+    standing_run,
 )
 
 FloatArray = NDArray[np.float64]
@@ -219,21 +218,9 @@ def _plan(stance: _Stance, sim: HumanoidSimConfig, base0: pin.SE3, posture: Floa
     samples solve again exactly.
     """
     robot, model = stance.robot, stance.model
-    rng = np.random.default_rng(sim.seed)
-    t = np.arange(0.0, sim.duration + 0.5, GRID_S)
-    w = ramp(t)
-    harmonics = np.array([1.0, 1.7, 2.9])
-    axes = np.stack([w * sines(t, sim.frequency, harmonics, rng.uniform(0, 2 * np.pi, 3)) for _ in range(6)], axis=1)
-    axes *= np.array([sim.sway, sim.sway, sim.bob, sim.tilt, sim.tilt, sim.tilt])
     lower = model.lowerPositionLimit[robot.q_index]
     upper = model.upperPositionLimit[robot.q_index]
-    joints = np.tile(posture, (t.size, 1))
-    for j in stance.upper:
-        room = 0.85 * min(posture[j] - lower[j], upper[j] - posture[j])
-        amp = min(sim.swing, max(room, 0.0))
-        joints[:, j] = posture[j] + amp * w * sines(
-            t, sim.frequency, harmonics * rng.uniform(0.8, 1.6), rng.uniform(0, 2 * np.pi, 3)
-        )
+    t, axes, joints = balancing_excitation(sim, posture, lower, upper, stance.upper, GRID_S)
     middle = np.mean([sole.translation[:2] for sole in stance.soles], axis=0)
     offset = np.zeros((t.size, 3))
     correction = np.zeros(2)
@@ -295,17 +282,7 @@ def simulate_rigid_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> Huma
     spread = np.diag(scale**2)  # the inverse of the wrench split's weights (module docstring)
     N, n, c = int(round(sim.duration * sim.rate_hz)), len(config.joints), len(sensors)
     t = np.arange(N, dtype=float) / sim.rate_hz
-    out = {
-        "q": np.empty((N, n)),
-        "tau": np.empty((N, n)),
-        "wrench": np.empty((N, c, 6)),
-        "sole_wrench": np.empty((N, c, 6)),
-        "quat": np.empty((N, 4)),
-        "gyro": np.empty((N, 3)),
-        "acc": np.empty((N, 3)),
-        "base_p": np.empty((N, 3)),
-        "base_q": np.empty((N, 4)),
-    }
+    out = signal_buffers(N, n, c)
     values, rates, accelerations = plan(t), plan(t, 1), plan(t, 2)
     q = stance.configuration(base0, posture)
     for k in range(N):
@@ -351,15 +328,4 @@ def simulate_rigid_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> Huma
         out["base_p"][k] = q[:3]
         out["base_q"][k] = q[3:7]
     contact = np.ones((N, c), dtype=bool)
-    record, clean = sensor_records(config, sim, t, out, contact)
-    return HumanoidRun(
-        record=record,
-        theta_true=robot.theta,
-        base_position=out["base_p"],
-        base_quaternion=out["base_q"],
-        friction=friction_check(
-            out["sole_wrench"], fb.friction_coefficient, fb.foot_size, contact=contact, margin=sim.cop_margin
-        ),
-        contact=contact,
-        clean=clean,
-    )
+    return standing_run(config, sim, t, out, contact, robot.theta)
