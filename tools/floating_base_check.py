@@ -46,6 +46,7 @@ def check_seed(
     )
     from motor_ident.core.floating_base.model import FloatingBaseRegressor
     from motor_ident.core.floating_base.validation import heldout_wrench
+    from motor_ident.errors import EstimationError
     from motor_ident.io.robot_config import load_robot_config
     from motor_ident.sim.standing import simulate_standing
 
@@ -115,9 +116,13 @@ def check_seed(
         wls = result if name == "wls" else wls
     assert wls is not None
     start = time.perf_counter()
-    near = nearest_links(
-        floating_constraints(regressor), base.projection, wls.unconstrained, wls.covariance_at_least_white(), theta0
-    )
+    try:
+        near = nearest_links(
+            floating_constraints(regressor), base.projection, wls.unconstrained, wls.covariance_at_least_white(), theta0
+        )
+    except EstimationError as exc:  # e.g. a covariance of noise-free wrenches (--noise-off)
+        out["export"] = {"error": str(exc)}
+        return out
     closer = np.abs(near.mass - theta_true[0::10]) < np.abs(theta0[0::10] - theta_true[0::10])
     out["export"] = {
         "solve_s": time.perf_counter() - start,
