@@ -59,7 +59,7 @@ def main() -> None:
         start(node)
         print(f"configure (model, base parameters in stance): {time.monotonic() - started:.1f} s")
         core = node.core
-        refits: list[tuple[float, float, float, np.ndarray, np.ndarray, float, bool, str]] = []
+        refits: list[tuple[float, float, np.ndarray, np.ndarray, np.ndarray, float, bool, str]] = []
         add = node._add_sample
 
         def watched(t: float, item: Any) -> None:
@@ -73,9 +73,9 @@ def main() -> None:
                     (
                         estimate.t,
                         float(estimate.mass.value),
-                        float(estimate.mass.std),
+                        np.array([estimate.mass.std, estimate.mass_white.std]),
                         estimate.com.value - truth.value,
-                        estimate.com.std,
+                        np.stack([estimate.com.std, estimate.com_white.std]),
                         estimate.cpu_s,
                         core.gate_open,
                         core.gate.reason,
@@ -95,12 +95,14 @@ def main() -> None:
         mass_true = float(theta_true[0::10].sum())
         print(f"true mass {mass_true:.3f} kg, URDF {core.nominal_mass:.3f} kg")
         for t, mass, std, com_error, com_std, cpu, gate, reason in refits:
+            com_stds = " / ".join(" ".join(f"{1e3 * x:.2f}" for x in row) for row in com_std)
             print(
-                f"t {t:6.2f} s  mass error {mass - mass_true:+.4f} kg (std {std:.4f})  CoM error "
-                f"{1e3 * com_error[0]:+.2f} {1e3 * com_error[1]:+.2f} {1e3 * com_error[2]:+.1f} mm "
-                f"(std {1e3 * com_std[0]:.2f} {1e3 * com_std[1]:.2f} {1e3 * com_std[2]:.2f})  CPU {1e3 * cpu:.0f} ms  "
+                f"t {t:6.2f} s  mass error {1e3 * (mass - mass_true):+.1f} g (std {1e3 * std[0]:.1f} / "
+                f"{1e3 * std[1]:.1f})  CoM error {1e3 * com_error[0]:+.2f} {1e3 * com_error[1]:+.2f} "
+                f"{1e3 * com_error[2]:+.1f} mm (std {com_stds})  CPU {1e3 * cpu:.0f} ms  "
                 f"gate {'open' if gate else 'closed'}: {reason}"
             )
+        print("std: residual-based (published) / white-noise (in /diagnostics)")
         first = next((r[0] for r in refits if r[6]), None)
         print(f"gate first open at t = {first} s (bag time)" if first is not None else "gate never opened")
         print(f"dropped: {node.drops.diagnostic_values()}")

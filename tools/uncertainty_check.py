@@ -16,11 +16,16 @@ Three checks, each on synthetic data with a known truth:
     .venv/bin/python tools/uncertainty_check.py base 0.95 30
     .venv/bin/python tools/uncertainty_check.py fleet 3 5 0,1,2,3,4,5,6,7,8,9
     .venv/bin/python tools/uncertainty_check.py floating icub s0 s1 s2 s3 --method wls sdp
+    .venv/bin/python tools/uncertainty_check.py online icub s0 s1 s2 s3 s4
 
 - ``floating ROBOT NAME...``: ``identify --floating-base`` on ``NAME.npz`` recordings of ``synth
   --floating-base`` (``--json NAME.json`` holds the truth): per record and method, the errors of
   the total mass and the CoM x, y, z (at the first sample) beside their std, residual-based and
   white-noise, and how often |error| <= 1.96 std.
+- ``online ROBOT NAME...``: the same records fed sample by sample to the ``floating_identifier``
+  node's core (`OnlineFloatingBase`, default settings): per refit the errors of the total mass and
+  the CoM x, y, z (at the refit's last sample) beside the published (residual-based) and the
+  white-noise std, the CPU of the refit, and per refit index how often |error| <= 1.96 std.
 """
 
 from __future__ import annotations
@@ -181,6 +186,61 @@ def check_floating(robot: str, records: list[str], methods: list[str]) -> None:
         print(f"{method:>6} {kind:>8} {label:>6}: |error| <= 1.96 std in {sum(ok)} of {len(ok)}")
 
 
+def check_online(robot: str, records: list[str]) -> None:
+    """Total mass and CoM of the ``floating_identifier`` node's core (default settings) at every refit."""
+    import json
+    from pathlib import Path
+
+    from motor_ident.core.floating_base.identification import centre_of_mass, structural_base_parameters
+    from motor_ident.core.floating_base.model import FloatingBaseRegressor
+    from motor_ident.core.floating_base.online import FloatingOnlineConfig, OnlineFloatingBase
+    from motor_ident.io.floating_record import load_floating_record
+    from motor_ident.io.robot_config import load_robot_config
+
+    config = load_robot_config(robot)
+    floating = config.floating_base
+    if floating is None:
+        raise SystemExit(f"{robot}: no floating_base section")
+    regressor = FloatingBaseRegressor(config.build_floating_base())
+    standing = np.concatenate([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], floating.posture(config.joints)])
+    base = structural_base_parameters(regressor, stance=floating.sole_frames, standing=standing)
+    zero = np.zeros((base.n_base, base.n_base))
+    hits: dict[tuple[int, str], list[bool]] = {}
+    cpu: list[float] = []
+    print("per refit: error (std residual-based / std white) in g and mm, CPU of the refit")
+    for name in records:
+        record = load_floating_record(f"{name}.npz")
+        theta_true = np.asarray(json.loads(Path(f"{name}.json").read_text())["theta_true"])
+        settings = FloatingOnlineConfig(rate_hz=float(1.0 / np.median(np.diff(record.t))))
+        core = OnlineFloatingBase.from_config(
+            regressor, base, settings, imu_frame=floating.imu_frame, sole_frames=floating.sole_frames
+        )
+        refit = 0
+        for k in range(record.t.size):
+            sample = (record.q[k], record.imu_quaternion[k], record.imu_gyro[k], record.wrench[k])
+            if not core.add_sample(record.t[k], *sample) or core.estimate is None:
+                continue
+            e = core.estimate
+            com_true = centre_of_mass(regressor, e.q_reference, base, zero, theta_true).value
+            error = 1e3 * np.array([float(e.mass.value) - theta_true[0::10].sum(), *(e.com.value - com_true)])
+            std = 1e3 * np.array([e.mass.std, *e.com.std])
+            white = 1e3 * np.array([e.mass_white.std, *e.com_white.std])
+            for kind, s in (("residual", std), ("white", white)):
+                for i, label in enumerate(("mass", "com x", "com y", "com z")):
+                    hits.setdefault((refit, f"{kind} {label}"), []).append(bool(abs(error[i]) <= 1.96 * s[i]))
+            cpu.append(1e3 * e.cpu_s)
+            cells = "  ".join(f"{x:+8.3f} ({a:7.3f} / {b:6.3f})" for x, a, b in zip(error, std, white))
+            print(f"{Path(name).name:>8} t {e.t:5.1f} s  {cells}  {cpu[-1]:4.0f} ms")
+            refit += 1
+    for refit in sorted({r for r, _ in hits}):
+        counts = "  ".join(
+            f"{kind} {sum(hits[(refit, kind)])}/{len(hits[(refit, kind)])}"
+            for kind in (f"{k} {x}" for k in ("residual", "white") for x in ("mass", "com x", "com y", "com z"))
+        )
+        print(f"refit {refit + 1}: |error| <= 1.96 std  {counts}")
+    print(f"CPU per refit: median {np.median(cpu):.0f} ms, {min(cpu):.0f}-{max(cpu):.0f} ms")
+
+
 def main() -> None:
     """Parse the check and run it."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -200,6 +260,9 @@ def main() -> None:
     floating.add_argument("robot")
     floating.add_argument("records", nargs="+", help="<name> of <name>.npz and <name>.json (synth --json)")
     floating.add_argument("--method", nargs="+", default=["wls"], help="identify --method (wls, sdp, ...)")
+    online = sub.add_parser("online")
+    online.add_argument("robot")
+    online.add_argument("records", nargs="+", help="<name> of <name>.npz and <name>.json (synth --json)")
     args = parser.parse_args()
     limit_blas_threads()
     if args.check == "gains":
@@ -208,6 +271,8 @@ def main() -> None:
         check_base(args.rho, args.runs)
     elif args.check == "floating":
         check_floating(args.robot, args.records, args.method)
+    elif args.check == "online":
+        check_online(args.robot, args.records)
     else:
         check_fleet(args.robots, args.days, [int(s) for s in args.seeds.split(",")], args.rho)
 

@@ -14,7 +14,7 @@ file it validates); else the robot config's gains are used, and a config without
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,8 @@ import numpy as np
 from motor_ident.commands import arguments
 
 if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --help stays light)
+    from numpy.typing import NDArray
+
     from motor_ident.commands.options import RecordingOptions
     from motor_ident.core.actuators.torque_sources import TorqueConverter
     from motor_ident.core.estimation.drive_gains import DriveGainFit
@@ -30,6 +32,8 @@ if TYPE_CHECKING:  # commands import their work inside functions (motor-ident --
     from motor_ident.io.bags.series import BagData
     from motor_ident.io.data import JointRecord
     from motor_ident.io.robot_config import RobotConfig
+
+    FloatArray = NDArray[np.float64]
 
 
 def add_torque_arguments(p: argparse.ArgumentParser, *, payload: bool = True) -> None:
@@ -141,7 +145,8 @@ def read_recording(
 
     if not is_bag(path):
         record = read_file(path, spec, config.build_transmission())
-        ignored = ignored_joints(record, config.joints)
+        extra = [k for k, name in enumerate(record.joint_names) if name not in config.joints]
+        ignored = ignored_joints({record.joint_names[k]: _range(record.q[:, k]) for k in extra}, config.joints)
         kind = source_kind(args, config)
         try:  # the joints and motors the robot config names: the file is named while it is known
             record = record.select(config.joints)
@@ -159,7 +164,7 @@ def read_recording(
         dropped = f" ({'; '.join(bag.warnings)})" if bag.warnings else ""
         raise DataError(f"{path}: {record.t.size} usable joint states, fewer than the 3 differentiation needs{dropped}")
     refuse_positions_in_other_units(record, config, path)
-    return Recording(record, bag.warnings, bag)
+    return Recording(record, (*ignored_joints(bag.other_joints, config.joints), *bag.warnings), bag)
 
 
 def refuse_positions_in_other_units(record: JointRecord, config: RobotConfig, label: str) -> None:
@@ -177,17 +182,21 @@ def refuse_positions_in_other_units(record: JointRecord, config: RobotConfig, la
         raise DataError(f"{label}: {exc}") from None
 
 
-def ignored_joints(record: JointRecord, joints: Sequence[str]) -> tuple[str, ...]:
-    """A warning naming the recording's joints that the robot config does not identify (none: empty)."""
-    extra = [k for k, name in enumerate(record.joint_names) if name not in joints]
-    if not extra:
+def _range(q: FloatArray) -> float:
+    """How far a position column moves (NaN when it is not finite throughout)."""
+    return float(np.ptp(q)) if np.all(np.isfinite(q)) else float("nan")
+
+
+def ignored_joints(others: Mapping[str, float], joints: Sequence[str]) -> tuple[str, ...]:
+    """A warning naming the recording's joints that the robot config does not identify (none: empty).
+
+    Args:
+        others: those joints, each with the range its position covers [rad] (NaN: unknown).
+        joints: the robot config's joints.
+    """
+    if not others:
         return ()
-    moves = [
-        f"{record.joint_names[k]} (moves over {np.ptp(record.q[:, k]):.3g} rad)"
-        if np.all(np.isfinite(record.q[:, k]))
-        else record.joint_names[k]
-        for k in extra
-    ]
+    moves = [f"{name} (moves over {ptp:.3g} rad)" if np.isfinite(ptp) else name for name, ptp in others.items()]
     return (
         f"the recording's positions of {', '.join(moves)} are ignored: not among the robot config's joints "
         f"{list(joints)}; the fit holds those joints at their neutral position (name them in robot.joints to "

@@ -59,7 +59,7 @@ class PairingSettings:
     )
     secondary_timeout: float = setting(
         0.5,
-        "a paired input silent this long (wall) empties the estimator and closes the gate",
+        "a paired input silent this long (wall) while joint states arrive empties the estimator and closes the gate",
         unit="s",
         low=0.0,
         open=(True, False),

@@ -173,3 +173,36 @@ def test_unstamped_joint_states_use_the_receive_time(tmp_path: Path) -> None:
     data = read_bag(tmp_path / "bag")
     np.testing.assert_allclose(data.joint_states.t, 2.0 + 0.01 * np.arange(5), atol=1e-9)
     assert data.warnings == ()
+
+
+def test_a_clock_starting_at_zero_keeps_its_stamps(tmp_path: Path) -> None:
+    """A simulated bag played back and recorded again: stamps 0, 0.01, ... received at wall-clock
+    times. The first stamp is zero, the rest are not: every message keeps its stamp (read per
+    message, the first joint state and wrench went to the receive time, decades after the rest)."""
+    with BagWriter(tmp_path / "bag") as bag:
+        for k in range(5):
+            received, stamp = 1.8e9 + 0.01 * k, 0.01 * k
+            bag.joint_state("/joint_states", received, JOINTS, [k, 0, 0], [0, 0, 0], [0, 0, 0], stamp=stamp)
+            bag.wrench("/ft_sensor/wrench", received, [k, 0, 0], [0, 0, 0], "ft", stamp=stamp)
+    data = read_bag(tmp_path / "bag")
+    np.testing.assert_allclose(data.joint_states.t, 0.01 * np.arange(5), atol=1e-9)
+    assert data.wrench is not None
+    np.testing.assert_allclose(data.wrench.t, 0.01 * np.arange(5), atol=1e-9)
+    np.testing.assert_array_equal(data.wrench.force[:, 0], np.arange(5))
+    assert data.warnings == ()
+
+
+def test_joints_not_asked_for_are_reported_with_their_motion(tmp_path: Path) -> None:
+    """A bag whose joint states carry a gripper the robot config does not name: it is left out of the
+    arrays and reported with the range it moved over (the CSV path's warning names it the same way)."""
+    from motor_ident.commands.torque_options import ignored_joints
+
+    with BagWriter(tmp_path / "bag") as bag:
+        for k in range(5):
+            bag.joint_state("/joint_states", 0.01 * (k + 1), [*JOINTS, "gripper"], [0, 0, 0, 0.1 * k])
+    data = read_bag(tmp_path / "bag", joints=JOINTS)
+    assert data.joint_states.names == tuple(JOINTS)
+    assert data.other_joints == pytest.approx({"gripper": 0.4})
+    (warning,) = ignored_joints(data.other_joints, JOINTS)
+    assert "positions of gripper (moves over 0.4 rad) are ignored" in warning
+    assert read_bag(tmp_path / "bag").other_joints == {}  # no joints asked for: every joint is read

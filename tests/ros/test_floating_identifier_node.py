@@ -94,6 +94,8 @@ def test_replayed_humanoid_opens_the_gate_on_the_true_mass(recording: tuple[Path
         assert abs(mass / mass_true - 1.0) < 5e-3 and 0.0 < std < 0.05, (mass, std, mass_true)
         estimate = core.estimate
         assert estimate is not None and estimate.fit is not None
+        # the published std is the residual-based one, wider than the white-noise std in /diagnostics
+        assert seen["mass"][-1][1] > 2.0 * estimate.mass_white.std, (seen["mass"][-1], estimate.mass_white.std)
         assert estimate.fit.condition_number <= core.gate.config.max_condition_number
         zero = np.zeros((core.base.n_base, core.base.n_base))
         truth = centre_of_mass(core.regressor, estimate.q_reference, core.base, zero, run.theta_true)

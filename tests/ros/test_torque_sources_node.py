@@ -69,9 +69,11 @@ def test_silent_motor_states_close_the_gate_with_a_reason(ros) -> None:
     for k in range(300):
         node._on_state(make_joint_state(joints, 0.001 * (k + 1), np.zeros(4), np.zeros(4), np.zeros(4)))
     assert node.drops.counts.get("secondary sample late or missing", 0) == 200
-    deadline = time.monotonic() + 10.0
-    while not node.inputs.stale() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    k, deadline = 300, time.monotonic() + 10.0
+    while not node.inputs.stale() and time.monotonic() < deadline:  # joint states go on, motor_states silent
+        k += 1
+        node._on_state(make_joint_state(joints, 0.001 * k, np.zeros(4), np.zeros(4), np.zeros(4)))
+        time.sleep(0.01)
     node._publish_diagnostics()
     assert not node.core.gate_open
     assert "no message on /motor_states (motor_current)" in node._stale

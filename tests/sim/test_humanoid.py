@@ -10,6 +10,7 @@ import pytest
 
 from motor_ident.core.floating_base.identification import (
     FloatingIdentification,
+    centre_of_mass,
     identify_floating_base,
     structural_base_parameters,
 )
@@ -168,6 +169,26 @@ def test_online_mass_follows_the_offline_one(humanoid: tuple[RobotConfig, Humano
     ]
     assert len(refits) == 2 and online.estimate is not None
     assert abs(float(online.estimate.mass.value) / run.theta_true[0::10].sum() - 1.0) < 5e-3
+
+
+def test_online_std_come_from_the_residuals_and_cover_the_truth(humanoid: tuple[RobotConfig, HumanoidRun]) -> None:
+    """The filtered residuals are correlated: the published std are several times the white-noise
+    ones, and cover the errors the white-noise ones miss (mass and horizontal CoM within 1.96 std)."""
+    config, run = humanoid
+    online = _online(config, run, chunk_s=1.0, margin_s=0.25)
+    record = run.record
+    for k in range(record.t.size):
+        online.add_sample(record.t[k], record.q[k], record.imu_quaternion[k], record.imu_gyro[k], record.wrench[k])
+    estimate = online.estimate
+    assert estimate is not None and online.sandwich.span > 5.0  # the scores stay correlated for many samples
+    zero = np.zeros((online.base.n_base, online.base.n_base))
+    com_true = centre_of_mass(online.regressor, estimate.q_reference, online.base, zero, run.theta_true).value
+    error = np.abs([float(estimate.mass.value) - run.theta_true[0::10].sum(), *(estimate.com.value - com_true)])
+    std = np.array([estimate.mass.std, *estimate.com.std])
+    white = np.array([estimate.mass_white.std, *estimate.com_white.std])
+    assert np.all(std > 3.0 * white), std / white
+    assert np.all(error[:3] <= 1.96 * std[:3]) and error[3] <= 3.0 * std[3], error / std  # z: weakly determined
+    assert np.count_nonzero(error > 1.96 * white) >= 3, error / white  # the white-noise std miss
 
 
 def test_online_gate_block_averages_and_lost_samples(humanoid: tuple[RobotConfig, HumanoidRun]) -> None:

@@ -18,14 +18,9 @@ from rosbags.typesys import Stores, get_typestore
 
 from motor_ident.io.bags.read import raw_messages, read_bag
 from motor_ident.io.bags.series import BagError, BagTopics, resample
-from motor_ident.io.bags.storage import IMU, WRENCH_STAMPED
+from motor_ident.io.bags.storage import IMU, WRENCH_STAMPED, _stamp
 from motor_ident.io.bags.write import BagWriter
 from motor_ident.io.floating_record import FloatingBaseRecord
-
-
-def _stamp(msg: Any) -> float:
-    stamp = msg.header.stamp
-    return float(stamp.sec) + 1e-9 * float(stamp.nanosec)
 
 
 def read_floating_bag(

@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from rosbags.serde import SerdeError
 
 from motor_ident.io.bags.series import JointStateSeries
-from motor_ident.io.bags.storage import JOINT_STATE, _stamp, _typestore
+from motor_ident.io.bags.storage import JOINT_STATE, _stamp, _typestore, stamps_or_receive_times
 from motor_ident.io.joint_order import JointIndex
 
 FloatArray = NDArray[np.float64]
@@ -31,6 +31,8 @@ class _JointStateCollector:
         self.t: list[float] = []
         self.rows: dict[str, list[FloatArray]] = {"position": [], "velocity": [], "effort": []}
         self.dropped: dict[str, int] = {}
+        self.others: dict[str, tuple[float, float]] = {}  # joints not asked for: (lowest, highest) position
+        self._requested = self.names is not None
         self._index: JointIndex | None = None
 
     def _drop(self, reason: str) -> None:
@@ -41,6 +43,22 @@ class _JointStateCollector:
         if self._index is None:
             self._index = JointIndex(self.names)
         return self._index.lookup(names)
+
+    def _note_others(self, names: tuple[str, ...], position: FloatArray) -> None:
+        """Remember the range of the joints not asked for (``position``: (M, len(names)), or empty)."""
+        if not self._requested:
+            return
+        assert self.names is not None
+        ours = set(self.names)
+        for k, name in enumerate(names):
+            if name in ours:
+                continue
+            column = position[:, k] if position.ndim == 2 and position.shape[1] == len(names) else np.zeros(0)
+            column = column[np.isfinite(column)]
+            low, high = self.others.get(name, (np.inf, -np.inf))
+            if column.size:
+                low, high = min(low, float(column.min())), max(high, float(column.max()))
+            self.others[name] = (low, high)
 
     def add(self, msg: Any, t: float) -> None:
         names = tuple(msg.name)
@@ -54,6 +72,7 @@ class _JointStateCollector:
             self._drop(order)
             return
         arrays = {f: np.asarray(getattr(msg, f), dtype=float) for f in self.rows}
+        self._note_others(names, arrays["position"][None, :])
         if self.fields is None:
             self.fields = tuple(f for f, a in arrays.items() if a.size)
         for f in self.fields:
@@ -79,6 +98,7 @@ class _JointStateCollector:
         if isinstance(order, str):
             self.dropped[order] = self.dropped.get(order, 0) + N
             return
+        self._note_others(names, arrays["position"])
         if self.fields is None:
             self.fields = tuple(f for f, a in arrays.items() if a.shape[1])
         keep = np.ones(N, dtype=bool)
@@ -203,15 +223,19 @@ class _RawJointStates:
             if tuple(reference.name) == layout.names and all(
                 np.array_equal(np.asarray(getattr(reference, f)), arrays[f][0], equal_nan=True) for f in arrays
             ):
-                self.collector.add_bulk(layout.names, np.where(stamps > 0.0, stamps, received), arrays)
+                self.collector.add_bulk(layout.names, stamps_or_receive_times(stamps, received), arrays)
                 return
+        decoded, kept = [], []
         for raw, t in zip(self.raws, self.times):
             try:
-                msg = store.deserialize_cdr(raw, JOINT_STATE)
+                decoded.append(store.deserialize_cdr(raw, JOINT_STATE))
             except (SerdeError, struct.error, IndexError, ValueError):
                 self.collector.dropped["undecodable message"] = self.collector.dropped.get("undecodable message", 0) + 1
                 continue
-            self.collector.add(msg, _stamp(msg) or t)
+            kept.append(t)
+        times = stamps_or_receive_times([_stamp(msg) for msg in decoded], kept)
+        for msg, t in zip(decoded, times):
+            self.collector.add(msg, float(t))
 
     def _uniform(self, layout: _JointStateLayout) -> bool:
         first = self.raws[0]

@@ -72,6 +72,7 @@ from motor_ident.io.bags.storage import (
     _scan_mcap,
     _stamp,
     open_reader,
+    stamps_or_receive_times,
 )
 
 FloatArray = NDArray[np.float64]
@@ -120,7 +121,7 @@ def read_bag(
         "joint_states": _JointStateCollector("joint_states", joints),
         "motor_states": _JointStateCollector("motor_states", None),
     }
-    wrench: dict[str, list[Any]] = {"t": [], "force": [], "torque": [], "frame": []}
+    wrench: dict[str, list[Any]] = {"stamp": [], "t": [], "force": [], "torque": [], "frame": []}
     arrays: dict[str, tuple[list[float], list[FloatArray]]] = {"commands": ([], []), "gate": ([], []), "r2": ([], [])}
     expected = {
         topic: spec
@@ -143,9 +144,8 @@ def read_bag(
         return 0 if buffer is None else len(buffer.raws)
 
     def add_wrench(msg: Any, t: float) -> None:
-        if wrench["t"] and t <= wrench["t"][-1]:
-            return
         f, m = msg.wrench.force, msg.wrench.torque
+        wrench["stamp"].append(_stamp(msg))
         wrench["t"].append(t)
         wrench["force"].append([f.x, f.y, f.z])
         wrench["torque"].append([m.x, m.y, m.z])
@@ -183,7 +183,7 @@ def read_bag(
                 buffer = raw_buffers.setdefault(key, _RawJointStates(collectors[key]))
                 out.append(_Found(topic, msgtype, buffer.add, raw=True))
             elif key == "wrench":
-                out.append(_Found(topic, msgtype, lambda msg, t: add_wrench(msg, _stamp(msg) or t)))
+                out.append(_Found(topic, msgtype, add_wrench))
             else:
                 out.append(_Found(topic, msgtype, add_array(key)))
         return out
@@ -258,20 +258,27 @@ def read_bag(
         topics=dict(sorted(available_topics.items())),
         joint_states=series,
         motor_states=collectors["motor_states"].series(),
-        wrench=(
-            WrenchSeries(
-                t=np.array(wrench["t"]),
-                force=np.array(wrench["force"]),
-                torque=np.array(wrench["torque"]),
-                frame_id=str(wrench["frame"][0]),
-            )
-            if wrench["t"]
-            else None
-        ),
+        wrench=_wrench_series(wrench) if wrench["t"] else None,
         commands=array_series("commands"),
         gate=array_series("gate"),
         r2=array_series("r2"),
         warnings=tuple(dict.fromkeys(notes)),
+        other_joints={
+            name: high - low if high >= low else float("nan")
+            for name, (low, high) in collectors["joint_states"].others.items()
+        },
+    )
+
+
+def _wrench_series(wrench: dict[str, list[Any]]) -> WrenchSeries:
+    """The wrench messages in the order received, on their times; a message not after the one before is dropped."""
+    t = stamps_or_receive_times(wrench["stamp"], wrench["t"])
+    keep = np.concatenate([[True], t[1:] > np.maximum.accumulate(t)[:-1]])
+    return WrenchSeries(
+        t=t[keep],
+        force=np.array(wrench["force"])[keep],
+        torque=np.array(wrench["torque"])[keep],
+        frame_id=str(wrench["frame"][0]),
     )
 
 

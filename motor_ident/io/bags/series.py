@@ -100,6 +100,8 @@ class BagData:
         gate, r2: the online identifier's ``identifier/gate_open`` (values 0 / 1) and
             ``identifier/r2`` when recorded (``motor-ident record`` does), else None.
         warnings: what was dropped or recovered, one line each.
+        other_joints: joints of the joint states that were not asked for, and how far each moved
+            (its position's range [rad or m]; NaN without positions).
     """
 
     path: Path
@@ -112,6 +114,7 @@ class BagData:
     gate: ArraySeries | None = None
     r2: ArraySeries | None = None
     warnings: tuple[str, ...] = ()
+    other_joints: dict[str, float] = field(default_factory=dict)
 
     def joint_record(self, joints: Sequence[str] | None = None) -> JointRecord:
         """The joint states as a `JointRecord` (effort = measured joint torque).

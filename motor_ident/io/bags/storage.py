@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from rosbags.highlevel import AnyReader
 from rosbags.rosbag2.errors import ReaderError
 from rosbags.rosbag2.storage_mcap import decompress
@@ -53,6 +53,18 @@ def _typestore() -> Any:
 
 def _stamp(msg: Any) -> float:
     return float(msg.header.stamp.sec) + 1e-9 * float(msg.header.stamp.nanosec)
+
+
+def stamps_or_receive_times(stamps: ArrayLike, received: ArrayLike) -> FloatArray:
+    """A topic's times [s]: its header stamps, or its receive times when every stamp is zero.
+
+    A driver that does not stamp leaves every stamp at zero; a clock that starts at zero (a
+    simulator's, a simulated bag played back) stamps its first message zero and the rest not, and
+    keeps its stamps. Deciding per message would put that first message at the wall-clock receive
+    time, decades after the rest.
+    """
+    stamps, received = np.asarray(stamps, dtype=float), np.asarray(received, dtype=float)
+    return stamps if np.any(stamps != 0.0) else received
 
 
 def _match_topic(wanted: str, available: dict[str, str]) -> str | None:

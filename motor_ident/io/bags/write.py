@@ -137,12 +137,22 @@ class BagWriter:
         )
         self._write(topic, JOINT_STATE, round(t * 1e9), msg, SENSOR_QOS)
 
-    def wrench(self, topic: str, t: float, force: ArrayLike, torque: ArrayLike, frame_id: str = "") -> None:
-        """A WrenchStamped at ``t`` [s]: force (3,) [N], torque (3,) [N m] in ``frame_id``."""
+    def wrench(
+        self,
+        topic: str,
+        t: float,
+        force: ArrayLike,
+        torque: ArrayLike,
+        frame_id: str = "",
+        *,
+        stamp: float | None = None,
+    ) -> None:
+        """A WrenchStamped received at ``t`` [s], stamped ``stamp`` (``t`` when None): force (3,) [N],
+        torque (3,) [N m] in ``frame_id``."""
         Vector3 = self._types["geometry_msgs/msg/Vector3"]
         f, m = (np.asarray(x, dtype=float) for x in (force, torque))
         msg = self._types[WRENCH_STAMPED](
-            header=self._header(t, frame_id),
+            header=self._header(t if stamp is None else stamp, frame_id),
             wrench=self._types["geometry_msgs/msg/Wrench"](
                 force=Vector3(x=f[0], y=f[1], z=f[2]), torque=Vector3(x=m[0], y=m[1], z=m[2])
             ),

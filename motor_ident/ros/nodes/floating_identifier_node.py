@@ -10,16 +10,18 @@ stamp (`motor_ident.core.estimation.stamp_alignment`, one aligner per stream in 
 
 - ``~/total_mass`` [kg, std] and ``~/com`` [x, y, z, std x, y, z] [m] (Float64MultiArray): every
   refit's estimate; the CoM in world axes with its origin at the base position at the start of
-  the refit's buffer;
+  the refit's buffer; the std residual-based (a sandwich with the long-run covariance of the
+  chunks' residuals, as ``identify --floating-base`` reports, never below the white-noise ones);
 - ``~/active_total_mass``, ``~/active_com`` (latched): the estimate while the gate is open, the
   robot config's URDF (std 0) otherwise; ``~/gate_open`` (Bool, latched);
-- ``/diagnostics``: gate state and why, R^2 per base row, condition number, mass and CoM, refits,
-  CPU per refit, dropped messages per input and reason.
+- ``/diagnostics``: gate state and why, R^2 per base row, condition number, mass and CoM with
+  their std (and the white-noise std beside them, ``*_std_white``), refits, CPU per refit, dropped
+  messages per input and reason.
 
 A malformed message (NaN, a missing joint, an IMU without orientation, a wrench in another frame)
 is dropped and counted; a joint state that finds no IMU sample or wrench at its stamp is dropped
 and counted too (a missing foot: ``secondary sample late or missing``). An input silent for
-``secondary_timeout`` (wall) empties the statistics (nominal values, gate closed) and
+``secondary_timeout`` (wall) while joint states arrive empties the statistics (nominal values, gate closed) and
 /diagnostics names it. Services: ``~/reset`` (Trigger), ``~/use_nominal`` (SetBool).
 """
 
@@ -157,6 +159,8 @@ class FloatingIdentifierNode(ManagedNode):
         if self.stamps.restarted and previous is not None:
             self._reset()
             self.get_logger().warning(f"clock restarted from {previous:.3f} to {t:.3f} s: statistics emptied")
+        if JOINT_STATES not in self._last_heard:  # inputs are waited for from the first joint state on
+            self._started = time.monotonic()
         self._last_heard[JOINT_STATES] = time.monotonic()
         self.chain[0].add_primary(t, (arrays[0],))
         self._drain()
@@ -260,9 +264,11 @@ class FloatingIdentifierNode(ManagedNode):
         """The first input silent for more than ``secondary_timeout`` while joint states arrive ("" when none)."""
         if JOINT_STATES not in self._last_heard:
             return ""
-        now = time.monotonic()
+        # measured up to the last joint state, not to now: a machine that stalls (or a paused bag)
+        # silences every input at once, which is no input's fault
+        latest = self._last_heard[JOINT_STATES]
         for name in ("imu", *self.contacts):
-            since = now - self._last_heard.get(name, self._started)
+            since = latest - self._last_heard.get(name, self._started)
             if since > self.settings.pairing.secondary_timeout:
                 topic = self.chain[0 if name == "imu" else 1 + self.contacts.index(name)].secondary
                 return f"{name} ({topic}) silent for {since:.1f} s"
@@ -290,6 +296,8 @@ class FloatingIdentifierNode(ManagedNode):
                     "total_mass_std": float(estimate.mass.std),
                     "com": estimate.com.value.tolist(),
                     "com_std": estimate.com.std.tolist(),
+                    "total_mass_std_white": float(estimate.mass_white.std),
+                    "com_std_white": estimate.com_white.std.tolist(),
                     "com_determined": estimate.com.identifiable.tolist(),
                     "samples_in_fit": estimate.samples,
                     "refit_cpu_ms": 1e3 * estimate.cpu_s,

@@ -77,6 +77,7 @@ class TorqueInputs:
         self._previous_t: float | None = None
         self._qdd = np.zeros(n)  # filtered acceleration at the held-back sample [rad/s^2]
         self._first_primary: float | None = None
+        self._last_primary = 0.0
         self._last_secondary: float | None = None
         if self.kind in ("motor_current", "motor_pwm"):
             self._motor_index = JointIndex(self.converter.transmission.motors)
@@ -101,8 +102,9 @@ class TorqueInputs:
         if self._aligner is None:
             self._add(t, arrays[0], arrays[1], arrays[2])
             return
+        self._last_primary = time.monotonic()
         if self._first_primary is None:
-            self._first_primary = time.monotonic()
+            self._first_primary = self._last_primary
         self._aligner.add_primary(t, (arrays[0], arrays[1]))
         self._drain()
 
@@ -114,11 +116,12 @@ class TorqueInputs:
         self._delay, self._previous_t = None, None
 
     def stale(self) -> str:
-        """Why the secondary topic is stale ("" when it is not, or when there is none)."""
+        """Why the secondary topic is stale: joint states kept arriving for more than ``secondary_timeout``
+        after its last message ("" when not, or when there is no secondary topic)."""
         if self._aligner is None or self._first_primary is None:
             return ""
-        now = time.monotonic()
-        since = now - (self._first_primary if self._last_secondary is None else self._last_secondary)
+        # up to the last joint state, not to now: a stalled machine or a paused bag silences both
+        since = self._last_primary - (self._first_primary if self._last_secondary is None else self._last_secondary)
         if since <= self.timeout:
             return ""
         if self._last_secondary is None:
