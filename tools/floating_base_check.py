@@ -11,6 +11,10 @@ sees them) and on the true ones (the simulator's noise-free record with its base
 summary over the seeds.
 
     .venv/bin/python tools/floating_base_check.py icub 0 1 2 3 4 --duration 12
+    .venv/bin/python tools/floating_base_check.py romeo 0 1 2 3 4 --plant rigid --noise-off orientation_noise
+
+``--plant rigid`` computes the robot with pinocchio alone (`motor_ident.sim.rigid_humanoid`);
+``--noise-off`` zeroes sensor errors one at a time to find which one moves an estimate.
 """
 
 from __future__ import annotations
@@ -23,9 +27,13 @@ from typing import Any
 import numpy as np
 
 from motor_ident.core.threads import limit_blas_threads
+from motor_ident.schema import specs
+from motor_ident.sim.humanoid_common import PLANTS, HumanoidSimConfig
 
 
-def check_seed(robot: str, seed: int, duration: float) -> dict[str, Any]:
+def check_seed(
+    robot: str, seed: int, duration: float, plant: str = "mujoco", noise_off: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """Simulate, identify and compare one seed (module docstring)."""
     from motor_ident.commands.floating_base import record_samples
     from motor_ident.core.floating_base.export import link_lengths, nearest_links
@@ -39,17 +47,24 @@ def check_seed(robot: str, seed: int, duration: float) -> dict[str, Any]:
     )
     from motor_ident.core.floating_base.model import FloatingBaseRegressor
     from motor_ident.core.floating_base.validation import heldout_wrench
+    from motor_ident.errors import EstimationError
     from motor_ident.io.robot_config import load_robot_config
-    from motor_ident.sim.humanoid import HumanoidSimConfig, simulate_humanoid
+    from motor_ident.sim.standing import simulate_standing
 
     config = load_robot_config(robot)
     assert config.floating_base is not None, f"robot {robot!r} has no floating_base section"
     start = time.perf_counter()
     train, test = (
-        simulate_humanoid(config, HumanoidSimConfig(duration=duration, seed=s, mass_seed=seed))
+        simulate_standing(
+            config,
+            HumanoidSimConfig(
+                plant=plant, duration=duration, seed=s, mass_seed=seed, **{name: 0.0 for name in noise_off}
+            ),
+        )
         for s in (seed, seed + 100)
     )
-    out: dict[str, Any] = {"robot": robot, "seed": seed, "simulation_s": time.perf_counter() - start}
+    out: dict[str, Any] = {"robot": robot, "plant": plant, "seed": seed, "noise_off": list(noise_off)}
+    out["simulation_s"] = time.perf_counter() - start
     regressor = FloatingBaseRegressor(config.build_floating_base())
     theta0, theta_true = regressor.floating.inertial_parameters(), train.theta_true
     samples = record_samples(regressor, config, train.record)
@@ -103,10 +118,19 @@ def check_seed(robot: str, seed: int, duration: float) -> dict[str, Any]:
         wls = result if name == "wls" else wls
     assert wls is not None
     start = time.perf_counter()
-    near = nearest_links(
-        floating_constraints(regressor), base.projection, wls.unconstrained, wls.covariance_at_least_white(), theta0,
-        lengths=link_lengths(regressor.floating), relative_spread=spread,
-    )  # fmt: skip
+    try:
+        near = nearest_links(
+            floating_constraints(regressor),
+            base.projection,
+            wls.unconstrained,
+            wls.covariance_at_least_white(),
+            theta0,
+            lengths=link_lengths(regressor.floating),
+            relative_spread=spread,
+        )
+    except EstimationError as exc:  # e.g. a covariance of noise-free wrenches (--noise-off)
+        out["export"] = {"error": str(exc)}
+        return out
     closer = np.abs(near.mass - theta_true[0::10]) < np.abs(theta0[0::10] - theta_true[0::10])
     out["export"] = {
         "solve_s": time.perf_counter() - start,
@@ -148,11 +172,22 @@ def main() -> None:
     parser.add_argument("robot", help="a robot config with a floating_base section (icub, talos)")
     parser.add_argument("seeds", nargs="+", type=int)
     parser.add_argument("--duration", type=float, default=12.0, help="seconds per recording")
+    parser.add_argument(
+        "--plant", choices=PLANTS, default="mujoco", help="the simulator (HumanoidSimConfig.plant; default mujoco)"
+    )
+    parser.add_argument(
+        "--noise-off",
+        nargs="+",
+        default=[],
+        choices=[name for name in specs(HumanoidSimConfig) if name.endswith(("_noise", "_bias"))],
+        metavar="SETTING",
+        help="sensor noise or bias settings of HumanoidSimConfig set to 0 (e.g. orientation_noise)",
+    )
     args = parser.parse_args()
     limit_blas_threads()
     results = []
     for seed in args.seeds:
-        results.append(check_seed(args.robot, seed, args.duration))
+        results.append(check_seed(args.robot, seed, args.duration, args.plant, tuple(args.noise_off)))
         print(json.dumps(results[-1]), flush=True)
     print(json.dumps({"summary": summary(results)}))
 

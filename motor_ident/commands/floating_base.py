@@ -15,14 +15,16 @@ from motor_ident.commands.common import floats, write_json
 
 
 def cmd_synth_floating(args: argparse.Namespace) -> int:
-    """Simulate the robot standing and balancing in MuJoCo; write the record and the truth."""
+    """Simulate the robot standing and balancing (MuJoCo, or pinocchio alone with ``--plant rigid``); write the
+    record and the truth."""
     from pathlib import Path
 
     from motor_ident.errors import ConfigError
     from motor_ident.io.bags.floating import write_floating_bag
     from motor_ident.io.floating_record import save_floating_record
     from motor_ident.io.robot_config import load_robot_config
-    from motor_ident.sim.humanoid import HumanoidSimConfig, simulate_humanoid
+    from motor_ident.sim.humanoid_common import HumanoidSimConfig
+    from motor_ident.sim.standing import simulate_standing
 
     suffix = Path(args.out).suffix.lower()
     if suffix not in ("", ".npz"):
@@ -31,30 +33,33 @@ def cmd_synth_floating(args: argparse.Namespace) -> int:
         )
     config = load_robot_config(args.robot)
     sim = HumanoidSimConfig(
+        plant=args.plant,
         duration=args.duration,
         rate_hz=args.rate or 1000.0,
         seed=args.seed,
         mass_seed=args.mass_seed,
         single_support_phases=args.single_support,
     )
-    run = simulate_humanoid(config, sim)
+    run = simulate_standing(config, sim)
     if suffix:
         save_floating_record(args.out, run.record)
     else:  # what the robot's drivers publish: `motor-ident play` replays it to the floating_identifier node
         fb = config.floating_base
-        assert fb is not None  # simulate_humanoid refused a config without one
+        assert fb is not None  # simulate_standing refused a config without one
         write_floating_bag(args.out, run.record, sensor_frames=fb.sensor_frames, imu_frame=fb.imu_frame)
     floating = config.build_floating_base()
     mass_true, mass_nominal = float(run.theta_true[0::10].sum()), floating.total_mass
     print(
-        f"{run.record.t.size} samples of {config.name} standing ({sim.rate_hz:g} Hz) written to {args.out}; "
+        f"{run.record.t.size} samples of {config.name} standing ({sim.rate_hz:g} Hz, {sim.plant} plant) written to "
+        f"{args.out}; "
         f"true mass {mass_true:.3f} kg (URDF {mass_nominal:.3f} kg)"
     )
     cone = run.friction
     fb = config.floating_base
     assert fb is not None
     print(
-        f"contact check (soles welded in the simulation; would real feet hold the same wrenches?): "
+        f"contact check (soles {'welded' if sim.plant == 'mujoco' else 'fixed'} in the simulation; would real feet "
+        "hold the same wrenches?): "
         f"{100 * cone['inside_friction_cone']:.1f} % of samples inside the friction cone "
         f"(mu = {fb.friction_coefficient:g}), smallest normal force {cone['min_normal_force']:.1f} N"
         + (
@@ -73,6 +78,7 @@ def cmd_synth_floating(args: argparse.Namespace) -> int:
             "n_samples": int(run.record.t.size),
             "seed": args.seed,
             "mass_seed": args.mass_seed,
+            "plant": sim.plant,
             "true_total_mass": mass_true,
             "nominal_total_mass": mass_nominal,
             "bodies": list(floating.body_names),

@@ -161,7 +161,7 @@ def _synth(given: Given, args: argparse.Namespace) -> Iterator[str]:
             if given(dest):
                 yield f"{flag(dest)} does not apply with --floating-base (its sensors carry their own noise models)"
         return
-    for dest in ("mass_seed", "single_support"):
+    for dest in ("mass_seed", "single_support", "plant"):
         if given(dest):
             yield f"{flag(dest)} applies to --floating-base only"
     if given("payload_frame") and not given("payload_mass"):

@@ -104,9 +104,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--floating-base",
         action="store_true",
-        help="the robot standing on its feet, simulated by MuJoCo (robot YAML with a floating_base section): link "
+        help="the robot standing on its feet, simulated by MuJoCo or --plant rigid (robot YAML with a floating_base "
+        "section): link "
         "masses perturbed 10-30 %%, balancing motion, F/T wrenches at the feet and an IMU at 1 kHz "
         "(--noise and the payload options do not apply)",
+    )
+    p.add_argument(
+        "--plant",
+        default="mujoco",
+        metavar="mujoco|rigid",
+        help="--floating-base: the simulator (HumanoidSimConfig.plant): mujoco (default; joint servos, soles welded) "
+        "or rigid (pinocchio alone, both soles fixed exactly, the motion prescribed; double support only)",
     )
     p.add_argument(
         "--mass-seed",

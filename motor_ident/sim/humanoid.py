@@ -6,7 +6,7 @@ URDF parser and dynamics; nothing here evaluates pinocchio's dynamics), with
 - a free joint on the root link, and every foot's sole **welded** to the ground at its initial
   pose (a weld equality: the simplification of a flat foot that neither slips nor tilts; contacts
   are off, so the URDF's collision meshes are not needed). `friction_check` (in
-  `motor_ident.sim.humanoid_motion`) tells afterwards whether real feet would have held the same
+  `motor_ident.sim.humanoid_common`) tells afterwards whether real feet would have held the same
   wrenches (friction cone, centre of pressure);
 - true link masses perturbed from the URDF's by a random factor 1 +- U(low, high) per link (the
   link's inertia scales with it, so each link stays physical); inertias MuJoCo refuses (zero or
@@ -26,7 +26,6 @@ joint torques. Not simulated: foot slip, sensor dynamics and drift.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, fields, replace
 
 import mujoco
 import numpy as np
@@ -37,20 +36,25 @@ from scipy.interpolate import CubicSpline
 from motor_ident.core.floating_base.model import FloatingBaseModel
 from motor_ident.core.floating_base.stance import leg_joints
 from motor_ident.errors import ConfigError, ModelError
-from motor_ident.io.floating_record import FloatingBaseRecord
 from motor_ident.io.robot_config import RobotConfig
-from motor_ident.schema import check, setting
+from motor_ident.sim.humanoid_common import (
+    HumanoidRun,
+    HumanoidSimConfig,
+    balancing_excitation,
+    perturbed_urdf,
+    signal_buffers,
+    standing_run,
+)
 from motor_ident.sim.humanoid_motion import (
     GRID_S,
     ForceDistribution,
     MotionPlan,
     Phase,
     contact_schedule,
-    friction_check,
     in_contact,
     plan_reference,
 )
-from motor_ident.sim.mujoco_model import _urdf_without_geometry, inertial_parameters, lift_inertias
+from motor_ident.sim.mujoco_model import inertial_parameters
 
 FloatArray = NDArray[np.float64]
 
@@ -70,122 +74,6 @@ SETTLE_S = 0.5
 """Simulated time before the recording starts, holding the standing posture [s]."""
 
 
-@dataclass(frozen=True)
-class HumanoidSimConfig:
-    """Settings of the simulated humanoid (module docstring)."""
-
-    duration: float = setting(20.0, "length of the recording", unit="s", low=1.0)
-    rate_hz: float = setting(1000.0, "sample rate of every sensor", unit="Hz", low=50.0)
-    substeps: int = setting(5, "MuJoCo steps per sample (more where a step would exceed 0.4 ms)", low=1, high=100)
-    integrator: str = setting(
-        "rk4",
-        "MuJoCo integrator (implicit ones damp light links off their computed acceleration)",
-        choices=("rk4", "euler", "implicitfast"),
-    )
-    weld_time_constant: float = setting(
-        0.002, "stiffness of the feet's welds to the ground (MuJoCo solref)", unit="s", low=1e-4
-    )
-    seed: int = setting(0, "random seed (masses, excitation phases, noise)", low=0)
-    mass_perturbation_low: float = setting(0.1, "smallest relative change of a link's mass", low=0.0, high=0.9)
-    mass_perturbation_high: float = setting(0.3, "largest relative change of a link's mass", low=0.0, high=0.9)
-    mass_seed: int = setting(0, "random seed of the mass perturbation (the same robot in every recording)", low=0)
-    min_gyration_radius: float = setting(
-        0.02, "links get at least a solid sphere's inertia of this radius (point masses of the URDF)", unit="m", low=0.0
-    )
-    leg_stiffness: float = setting(
-        15.0,
-        "leg servo stiffness per unit of the standing robot's gravity moment m g h (weight times CoM height "
-        "above the soles): iCub ~2000 N m/rad, TALOS ~12000",
-        unit="1/rad",
-        low=0.0,
-    )
-    leg_damping_time: float = setting(0.02, "leg servo damping over stiffness, kd / kp", unit="s", low=0.0)
-    servo_max_frequency: float = setting(
-        15.0, "cap of each servo's bandwidth on its own link inertia M_jj (light links)", unit="Hz", low=0.1
-    )
-    sway: float = setting(0.015, "CoM sway amplitude, forward and sideways", unit="m", low=0.0, high=0.2)
-    bob: float = setting(0.015, "pelvis height amplitude", unit="m", low=0.0, high=0.2)
-    tilt: float = setting(0.08, "pelvis roll / pitch / yaw amplitude", unit="rad", low=0.0, high=0.5)
-    swing: float = setting(0.5, "amplitude of the torso, arm and head joints", unit="rad", low=0.0, high=2.0)
-    frequency: float = setting(0.3, "fundamental frequency of the excitation", unit="Hz", low=0.01, high=5.0)
-    single_support_phases: int = setting(
-        0,
-        "single-support phases (alternating feet): CoM over one sole, the other foot lifted and swung",
-        low=0,
-        high=20,
-    )
-    single_support_s: float = setting(5.0, "duration of each single-support phase, shifts included", unit="s", low=2.0)
-    step_height: float = setting(0.03, "how high the free foot is lifted", unit="m", low=0.0, high=0.2)
-    force_loop_gain: float = setting(
-        0.3, "legs' internal-force loop in double support: fraction corrected per sample (0: off)", low=0.0, high=1.0
-    )
-    cop_margin: float = setting(
-        0.005,
-        "the contact check counts a centre of pressure this far inside the sole's edge as held",
-        unit="m",
-        low=0.0,
-    )
-    encoder_noise: float = setting(2e-4, "joint encoder noise std", unit="rad", low=0.0)
-    gyro_noise: float = setting(0.005, "gyro noise std", unit="rad/s", low=0.0)
-    gyro_bias: float = setting(0.002, "gyro bias std (constant per run)", unit="rad/s", low=0.0)
-    accelerometer_noise: float = setting(0.05, "accelerometer noise std", unit="m/s^2", low=0.0)
-    accelerometer_bias: float = setting(0.05, "accelerometer bias std (constant per run)", unit="m/s^2", low=0.0)
-    orientation_noise: float = setting(0.002, "IMU orientation noise std per axis", unit="rad", low=0.0)
-    force_noise: float = setting(0.5, "F/T force noise std", unit="N", low=0.0)
-    torque_noise: float = setting(0.02, "F/T torque noise std", unit="N m", low=0.0)
-    joint_torque_noise: float = setting(0.05, "joint torque noise std", unit="N m", low=0.0)
-
-    def __post_init__(self) -> None:
-        check(self)
-        if self.mass_perturbation_low > self.mass_perturbation_high:
-            raise ConfigError(
-                f"mass_perturbation_low = {self.mass_perturbation_low} > mass_perturbation_high = "
-                f"{self.mass_perturbation_high}: expected low <= high"
-            )
-
-
-@dataclass(frozen=True, eq=False)
-class HumanoidRun:
-    """A simulated recording and what the estimator should find.
-
-    Attributes:
-        record: the sensor record.
-        theta_true: true inertial parameters in `FloatingBaseModel` order (base first), (10 (n + 1),).
-        base_position, base_quaternion: true base pose (N, 3), (N, 4) [qx, qy, qz, qw].
-        friction: `friction_check` of the recorded wrenches (feet in contact only).
-        contact: which feet are welded to the ground per sample (N, c).
-        clean: the same record without sensor noise or biases, the true base position included:
-            the states as they were, for telling the reconstruction's error from the parameters'.
-    """
-
-    record: FloatingBaseRecord
-    theta_true: FloatArray
-    base_position: FloatArray
-    base_quaternion: FloatArray
-    friction: dict[str, float]
-    contact: NDArray[np.bool_]
-    clean: FloatingBaseRecord
-
-
-def _perturbed_urdf(config: RobotConfig, sim: HumanoidSimConfig) -> str:
-    """The URDF's XML without geometry, inertias lifted, masses scaled by the true factors."""
-    root = ET.fromstring(_urdf_without_geometry(str(config.urdf)))
-    lift_inertias(root, sim.min_gyration_radius)
-    rng = np.random.default_rng(sim.mass_seed)
-    for link in root.iter("link"):
-        inertial = link.find("inertial")
-        if inertial is None:
-            continue
-        mass, inertia = inertial.find("mass"), inertial.find("inertia")
-        if mass is None or inertia is None:
-            continue
-        factor = 1.0 + rng.choice([-1.0, 1.0]) * rng.uniform(sim.mass_perturbation_low, sim.mass_perturbation_high)
-        mass.set("value", repr(float(float(mass.get("value", 0.0)) * factor)))
-        for k in ("ixx", "ixy", "iyy", "ixz", "iyz", "izz"):
-            inertia.set(k, repr(float(float(inertia.get(k, 0.0)) * factor)))
-    return ET.tostring(root, encoding="unicode")
-
-
 def build_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> mujoco.MjSpec:
     """The MuJoCo specification (module docstring) with servos on ``config.joints``; welds added by `simulate_humanoid`.
 
@@ -196,7 +84,7 @@ def build_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> mujoco.MjSpec
     if config.floating_base is None:
         raise ConfigError(f"robot {config.name!r} has no floating_base section")
     try:
-        spec = mujoco.MjSpec.from_string(_perturbed_urdf(config, sim))
+        spec = mujoco.MjSpec.from_string(perturbed_urdf(config, sim))
     except ValueError as exc:
         raise ModelError(f"MuJoCo cannot read the URDF {config.urdf}: {exc}") from exc
     spec.compiler.fusestatic = False  # sensor and sole frames stay bodies
@@ -256,18 +144,6 @@ def frame_body(model: mujoco.MjModel, config: RobotConfig, frame: str) -> int:
         return int(model.body(_child_link(config, frame)).id)
     except KeyError:
         raise ConfigError(f"frame {frame!r} is neither a link nor a joint of {config.urdf}") from None
-
-
-def _sines(t: FloatArray, frequency: float, harmonics: FloatArray, phases: FloatArray) -> FloatArray:
-    """Sum of unit sines at ``frequency * harmonics`` (k,), normalised to peak <= 1, shape (N,)."""
-    wave = np.sin(2.0 * np.pi * frequency * np.outer(t, harmonics) + phases).sum(axis=1)
-    return wave / harmonics.size
-
-
-def _ramp(t: FloatArray, rise: float = 1.0) -> FloatArray:
-    """Smooth 0 -> 1 over ``rise`` seconds (C2 smootherstep), shape (N,)."""
-    x = np.clip(t / rise, 0.0, 1.0)
-    return x**3 * (10.0 - 15.0 * x + 6.0 * x**2)
 
 
 def _standing_pose(
@@ -363,24 +239,13 @@ def _reference(
 ) -> tuple[CubicSpline, pin.SE3]:
     """Joint references (spline of time) and the first base pose: CoM sway and pelvis motion, sines elsewhere."""
     assert config.floating_base is not None
-    rng = np.random.default_rng(sim.seed)
-    t = np.arange(0.0, sim.duration + 0.5, GRID_S)
-    w = _ramp(t)
-    harmonics = np.array([1.0, 1.7, 2.9])
-    axes = np.stack([w * _sines(t, sim.frequency, harmonics, rng.uniform(0, 2 * np.pi, 3)) for _ in range(6)], axis=1)
-    axes *= np.array([sim.sway, sim.sway, sim.bob, sim.tilt, sim.tilt, sim.tilt])
     soles = {name: pin.SE3(R, p) for name, (p, R) in zip(config.floating_base.sole_frames, poses)}
     model = truth.model
     legs = leg_joints(truth, [model.getFrameId(name) for name in soles])
     lower = model.lowerPositionLimit[truth.robot.q_index]
     upper = model.upperPositionLimit[truth.robot.q_index]
-    q = np.tile(q_start, (t.size, 1))
-    for j in np.setdiff1d(np.arange(truth.n), legs):
-        room = 0.85 * min(q_start[j] - lower[j], upper[j] - q_start[j])
-        amp = min(sim.swing, max(room, 0.0))
-        q[:, j] = q_start[j] + amp * w * _sines(
-            t, sim.frequency, harmonics * rng.uniform(0.8, 1.6), rng.uniform(0, 2 * np.pi, 3)
-        )
+    swinging = np.setdiff1d(np.arange(truth.n), legs)
+    t, axes, q = balancing_excitation(sim, np.asarray(q_start, dtype=float), lower, upper, swinging, GRID_S)
     plan = MotionPlan(t=t, com_offset=axes[:, :2], base_motion=axes[:, 2:], upper=q)
     return plan_reference(
         truth, plan, schedule, soles, base0, np.asarray(q_start, dtype=float), step_height=sim.step_height
@@ -425,7 +290,6 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
     quat_start = pin.Quaternion(start.rotation)
     data.qpos[3:7] = [quat_start.w, quat_start.x, quat_start.y, quat_start.z]
     data.qpos[hinge_qpos] = reference(0.0)
-    rng = np.random.default_rng(sim.seed + 1)
     N = int(round(sim.duration * sim.rate_hz))
     dt = 1.0 / sim.rate_hz
     t = np.arange(N, dtype=float) * dt
@@ -450,17 +314,7 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
         friction_coefficient=fb.friction_coefficient,
         gain=sim.force_loop_gain,
     )
-    out = {
-        "q": np.empty((N, n)),
-        "tau": np.empty((N, n)),
-        "wrench": np.empty((N, c, 6)),
-        "sole_wrench": np.empty((N, c, 6)),
-        "quat": np.empty((N, 4)),
-        "gyro": np.empty((N, 3)),
-        "acc": np.empty((N, 3)),
-        "base_p": np.empty((N, 3)),
-        "base_q": np.empty((N, 4)),
-    }
+    out = signal_buffers(N, n, c)
     data.ctrl[actuators] = reference(0.0)
     for _ in range(int(round(SETTLE_S / model.opt.timestep))):  # let the servos take the weight
         mujoco.mj_step(model, data)
@@ -502,49 +356,4 @@ def simulate_humanoid(config: RobotConfig, sim: HumanoidSimConfig) -> HumanoidRu
         for s in range(_substeps(sim)):  # the reference at each step's middle: the control's mean error is 0
             data.ctrl[actuators] = reference(k * dt + (s + 0.5) * dt / _substeps(sim)) + tau_ff / kp
             mujoco.mj_step(model, data)
-    quiet = replace(sim, **{f.name: 0.0 for f in fields(sim) if f.name.endswith(("_noise", "_bias"))})  # type: ignore[arg-type]
-    return HumanoidRun(
-        record=_noisy_record(config, sim, rng, t, out, contact),
-        theta_true=theta_true,
-        base_position=out["base_p"],
-        base_quaternion=out["base_q"],
-        friction=friction_check(
-            out["sole_wrench"], fb.friction_coefficient, fb.foot_size, contact=contact, margin=sim.cop_margin
-        ),
-        contact=contact,
-        clean=replace(
-            _noisy_record(config, quiet, np.random.default_rng(0), t, out, contact), base_position=out["base_p"]
-        ),
-    )
-
-
-def _noisy_record(
-    config: RobotConfig,
-    sim: HumanoidSimConfig,
-    rng: np.random.Generator,
-    t: FloatArray,
-    out: dict[str, FloatArray],
-    contact: NDArray[np.bool_],
-) -> FloatingBaseRecord:
-    """The sensors' view of the simulated signals: noise, constant biases, orientation jitter."""
-    assert config.floating_base is not None
-    N = t.size
-    jitter = rng.normal(0.0, sim.orientation_noise, (N, 3))
-    quat = np.array(
-        [(pin.Quaternion(np.asarray(qk)) * pin.Quaternion(pin.exp3(e))).coeffs() for qk, e in zip(out["quat"], jitter)]
-    )
-    wrench_std = np.array([sim.force_noise] * 3 + [sim.torque_noise] * 3)
-    return FloatingBaseRecord(
-        t=t,
-        joint_names=tuple(config.joints),
-        q=out["q"] + rng.normal(0.0, sim.encoder_noise, out["q"].shape),
-        tau=out["tau"] + rng.normal(0.0, sim.joint_torque_noise, out["tau"].shape),
-        contact_names=tuple(c.name for c in config.floating_base.contacts),
-        wrench=out["wrench"] + rng.normal(0.0, 1.0, out["wrench"].shape) * wrench_std,
-        imu_quaternion=quat,
-        imu_gyro=out["gyro"] + rng.normal(0.0, sim.gyro_bias, 3) + rng.normal(0.0, sim.gyro_noise, (N, 3)),
-        imu_accelerometer=out["acc"]
-        + rng.normal(0.0, sim.accelerometer_bias, 3)
-        + rng.normal(0.0, sim.accelerometer_noise, (N, 3)),
-        contact=contact.astype(float),
-    )
+    return standing_run(config, sim, t, out, contact, theta_true)

@@ -64,6 +64,7 @@ REFUSED_WHEN_PARSED = {
     "--imu-tilt without --floating-base": ("identify DATA --imu-tilt trust", "--imu-tilt applies to --floating-base"),
     "--out with --floating-base": ("identify DATA --floating-base --out p.yaml", "--out does not apply with"),
     "synth --single-support": ("synth --out {tmp}/s.npz --single-support 2", "--single-support applies to"),
+    "synth --plant": ("synth --out {tmp}/s.npz --plant rigid", "--plant applies to --floating-base only"),
     "synth --floating-base --payload-mass": (
         "synth --out {tmp}/s.npz --floating-base --payload-mass 1",
         "--payload-mass does not apply with --floating-base",
