@@ -320,7 +320,8 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
     )
     print(f"centre of mass at the first sample, world frame [mm]: {com_text}")
     print(
-        "  (+- : standard deviations from the fit's residuals, their correlation included (sandwich covariance); "
+        "  (+- : standard deviations from the fit's residuals, their correlation included (sandwich covariance, "
+        "at least that of the residuals' spectrum taken as coloured noise); "
         f"[weakly determined]: above {1000 * WEAK_COM_STD:g} mm, the data see that axis only through small motions "
         "and small systematic sensor errors move it by several standard deviations: trust the URDF's more; "
         "[not determined]: that axis needs parameters these contacts cannot determine (the standing feet's), "
