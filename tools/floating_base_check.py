@@ -3,8 +3,10 @@
 Per seed s: simulate the robot standing (``synth --floating-base``'s simulator, masses drawn with
 ``mass_seed = s``), a training recording (seed s) and a held-out one (seed s + 100) of ``--duration``
 seconds, with the default sensor noise; then, as ``identify --floating-base`` does: ``wls`` with the
-IMU's orientation trusted, ``wls`` and ``sdp`` (``--alpha 0.9``) with the base tilt estimated, and
-the exported links (``--urdf-out``). Prints one JSON line per seed: CoM and total-mass errors
+IMU's orientation trusted, ``wls`` and ``sdp`` (``--alpha 0.9``) with the base tilt estimated, the
+same two with the orientation noise's bias taken off their mass and CoM (``wls_simex``, ``sdp_simex``:
+`motor_ident.core.floating_base.errors_in_variables`, the default of ``identify``), and the exported
+links (``--urdf-out``). Prints one JSON line per seed: CoM and total-mass errors
 against the truth with their std and 95 % coverage, the URDF's, the per-link mass errors of the
 export and of the URDF, and the held-out wrench NRMSE on the reconstructed states (as the tool
 sees them) and on the true ones (the simulator's noise-free record with its base pose), then a
@@ -36,6 +38,7 @@ def check_seed(
 ) -> dict[str, Any]:
     """Simulate, identify and compare one seed (module docstring)."""
     from motor_ident.commands.floating_base import orientation_corrected, record_samples
+    from motor_ident.core.floating_base.errors_in_variables import corrected_identification
     from motor_ident.core.floating_base.export import nearest_links
     from motor_ident.core.floating_base.identification import (
         centre_of_mass,
@@ -95,6 +98,7 @@ def check_seed(
     wls = None
     variants = (("wls_trusted", "wls", False), ("wls", "wls", True), ("sdp", "sdp", True))
     correction, fits = None, {}
+    simulated_noise = HumanoidSimConfig().orientation_noise
     for name, method, tilt in (*variants, ("wls_simex", "wls", True), ("sdp_simex", "sdp", True)):
         start = time.perf_counter()
         result = fits.get(name.removesuffix("_simex")) or identify_floating_base(
@@ -108,15 +112,13 @@ def check_seed(
                 result, correction = orientation_corrected(regressor, config, train.record, samples, result)
                 out["simex"] = {
                     "noise_mrad": (1000 * correction.noise).tolist(),
-                    "noise_simulated_mrad": 0.0 if "orientation_noise" in noise_off else 1000 * HumanoidSimConfig().orientation_noise,
+                    "noise_simulated_mrad": 0.0 if "orientation_noise" in noise_off else 1000 * simulated_noise,
                     "correction_mm_g": [1000 * x for x in correction.correction],
                     "correction_std_mm_g": [1000 * x for x in correction.std],
                     "means_mm_g": (1000 * correction.means).tolist(),
                     "simex_s": time.perf_counter() - simex_start,
                 }
             else:
-                from motor_ident.core.floating_base.errors_in_variables import corrected_identification
-
                 result = corrected_identification(result, correction)
         error = result.com.value - com_true
         out[name] = {

@@ -117,7 +117,7 @@ def simex_correction(
     replicates: int = SIMEX_REPLICATES,
     seed: int = 0,
 ) -> OrientationNoiseCorrection:
-    """Extrapolate ``estimate`` of the recorded orientation to an orientation without its white noise (module docstring).
+    """Extrapolate ``estimate`` of the recorded orientation to one without its white noise (module docstring).
 
     Args:
         estimate: quaternions (N, 4) -> the estimates (m,), the whole reconstruction and fit run on them.
