@@ -115,6 +115,7 @@ def check_seed(
                     "noise_simulated_mrad": 0.0 if "orientation_noise" in noise_off else 1000 * simulated_noise,
                     "correction_mm_g": [1000 * x for x in correction.correction],
                     "correction_std_mm_g": [1000 * x for x in correction.std],
+                    "extrapolant_difference_mm_g": [1000 * x for x in correction.extrapolant_difference],
                     "means_mm_g": (1000 * correction.means).tolist(),
                     "simex_s": time.perf_counter() - simex_start,
                 }

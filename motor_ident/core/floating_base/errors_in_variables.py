@@ -20,12 +20,14 @@ sigma^2 added to the recorded orientation (`SIMEX_LAMBDAS`, `SIMEX_REPLICATES` r
 seeded noise pattern scaled across lambda, so the estimates' trend in lambda is not drowned by the
 replicates' scatter), passed through the same sample reconstruction, and extrapolate the estimates'
 mean over lambda to lambda = -1, where the orientation's noise variance would be zero. The extrapolant
-is linear (least squares over lambda = 0 and the `SIMEX_LAMBDAS`): on Romeo the vertical CoM's mean grew
-by ~15 mm per unit of lambda between 0 and 2 and bent down toward 3 (a concave curve), so a line
-under-corrects rather than over-corrects, and a quadratic, three times as sensitive to the replicates'
-scatter at lambda = -1, needed more refits than a default can afford. The correction's own uncertainty,
-the replicates' scatter of the extrapolated value over the square root of their number, is added in
-quadrature to the fit's standard deviations of the mass and CoM.
+is linear (least squares over lambda = 0 and the `SIMEX_LAMBDAS`): on Romeo computed by pinocchio
+alone the vertical CoM's mean rose by 8-15 mm per unit of lambda up to 2, nearly straight, and bent down
+toward lambda = 3 (one seed probed), so a line under-corrects rather than over-corrects; a quadratic is
+three times as sensitive to the replicates' scatter at lambda = -1 (weights of norm 4.3 against 1.4) and
+varied more from seed to seed. The correction's own uncertainty is added in quadrature to the fit's
+standard deviations of the mass and CoM: the replicates' scatter of the extrapolated value over the
+square root of their number, and the extrapolant's error, taken as the quadratic's difference from the
+line at lambda = -1 (what the choice of extrapolant alone moves).
 
 Rejected: a lower fusion crossover (0.2 Hz: the bias nearly went, but that tunes the fusion to this
 simulator's noise); the constant tilt of `identify_floating_base` (a constant error, not a noisy one:
@@ -93,7 +95,9 @@ class OrientationNoiseCorrection:
         means: the estimates' mean per lambda (L, m): [total mass, CoM x, y, z] by default.
         corrected: the extrapolation to lambda = -1 (m,).
         correction: corrected - the fit's own estimate (m,).
-        std: the correction's own standard deviation (replicates' scatter) (m,).
+        std: the correction's own standard deviation (m,): the replicates' scatter and the extrapolant's
+            error, taken as the quadratic's difference from the line at lambda = -1, in quadrature.
+        extrapolant_difference: that difference (quadratic - line) (m,).
         refits: how many refits it took.
     """
 
@@ -103,6 +107,7 @@ class OrientationNoiseCorrection:
     corrected: FloatArray
     correction: FloatArray
     std: FloatArray
+    extrapolant_difference: FloatArray
     refits: int
 
 
@@ -139,20 +144,28 @@ def simex_correction(
             turns = [pin.Quaternion(pin.exp3(np.sqrt(lam) * e)) for e in pattern]
             noisier = np.array([(pin.Quaternion(x) * turn).coeffs() for x, turn in zip(quat, turns)])
             values[b, i] = estimate(noisier)
-    # a line in lambda per replicate, least squares, evaluated at lambda = -1
-    design = np.stack([np.ones_like(grid), grid], axis=1)
-    at_minus_one = np.linalg.lstsq(design, np.eye(grid.size), rcond=None)[0].T @ np.array([1.0, -1.0])
-    extrapolated = np.einsum("l,blm->bm", at_minus_one, values)
+    # a line in lambda per replicate, least squares, evaluated at lambda = -1; a quadratic for its error
+    extrapolated = np.einsum("l,blm->bm", _extrapolation_weights(grid, 1), values)
     corrected = extrapolated.mean(axis=0)
+    means = values.mean(axis=0)
+    curvature = _extrapolation_weights(grid, 2) @ means - corrected
+    scatter = extrapolated.std(axis=0, ddof=1) / np.sqrt(replicates)
     return OrientationNoiseCorrection(
         noise=sigma,
         lambdas=grid,
-        means=values.mean(axis=0),
+        means=means,
         corrected=corrected,
         correction=corrected - naive,
-        std=extrapolated.std(axis=0, ddof=1) / np.sqrt(replicates),
+        std=np.hypot(scatter, curvature),
+        extrapolant_difference=curvature,
         refits=replicates * len(lambdas),
     )
+
+
+def _extrapolation_weights(grid: FloatArray, degree: int) -> FloatArray:
+    """Weights (L,) giving the least-squares polynomial of ``degree`` through values at ``grid`` at lambda = -1."""
+    design = np.vander(grid, degree + 1, increasing=True)
+    return np.asarray(np.linalg.pinv(design).T @ (-1.0) ** np.arange(degree + 1), dtype=float)
 
 
 def mass_and_com(

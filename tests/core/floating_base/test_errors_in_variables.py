@@ -51,6 +51,7 @@ def test_noise_estimate_and_extrapolation_on_a_known_statistic(rng: np.random.Ge
     assert abs(result.corrected[0]) < 0.05 * naive[0], (result.corrected, naive)
     assert np.all(np.diff(result.means[:, 0]) > 0.0)  # more noise, more error
     np.testing.assert_allclose(result.correction, result.corrected - naive)
+    assert np.all(result.std >= np.abs(result.extrapolant_difference))
 
 
 @pytest.fixture(scope="module")
