@@ -3,8 +3,10 @@
 Per seed s: simulate the robot standing (``synth --floating-base``'s simulator, masses drawn with
 ``mass_seed = s``), a training recording (seed s) and a held-out one (seed s + 100) of ``--duration``
 seconds, with the default sensor noise; then, as ``identify --floating-base`` does: ``wls`` with the
-IMU's orientation trusted, ``wls`` and ``sdp`` (``--alpha 0.9``) with the base tilt estimated, and
-the exported links (``--urdf-out``). Prints one JSON line per seed: CoM and total-mass errors
+IMU's orientation trusted, ``wls`` and ``sdp`` (``--alpha 0.9``) with the base tilt estimated, the
+same two with the orientation noise's bias taken off their mass and CoM (``wls_simex``, ``sdp_simex``:
+`motor_ident.core.floating_base.errors_in_variables`, the default of ``identify``), and the exported
+links (``--urdf-out``). Prints one JSON line per seed: CoM and total-mass errors
 against the truth with their std and 95 % coverage, the URDF's, the per-link mass errors of the
 export and of the URDF, and the held-out wrench NRMSE on the reconstructed states (as the tool
 sees them) and on the true ones (the simulator's noise-free record with its base pose), then a
@@ -35,7 +37,8 @@ def check_seed(
     robot: str, seed: int, duration: float, plant: str = "mujoco", noise_off: tuple[str, ...] = ()
 ) -> dict[str, Any]:
     """Simulate, identify and compare one seed (module docstring)."""
-    from motor_ident.commands.floating_base import record_samples
+    from motor_ident.commands.floating_base import orientation_corrected, record_samples
+    from motor_ident.core.floating_base.errors_in_variables import corrected_identification
     from motor_ident.core.floating_base.export import link_lengths, nearest_links
     from motor_ident.core.floating_base.identification import (
         centre_of_mass,
@@ -95,12 +98,31 @@ def check_seed(
         "link_mass_error": link_errors(theta0[0::10]),
     }
     wls = None
-    for name, method, tilt in (("wls_trusted", "wls", False), ("wls", "wls", True), ("sdp", "sdp", True)):
+    variants = (("wls_trusted", "wls", False), ("wls", "wls", True), ("sdp", "sdp", True))
+    correction, fits = None, {}
+    simulated_noise = HumanoidSimConfig().orientation_noise
+    for name, method, tilt in (*variants, ("wls_simex", "wls", True), ("sdp_simex", "sdp", True)):
         start = time.perf_counter()
-        result = identify_floating_base(
+        result = fits.get(name.removesuffix("_simex")) or identify_floating_base(
             regressor, samples.Q, samples.V, samples.A, samples.F, method=method, base=base,
             alpha=0.9 if method == "sdp" else 1.0, estimate_tilt=tilt,
         )  # fmt: skip
+        fits[name] = result
+        if name.endswith("_simex"):  # the orientation-noise correction, computed once (its refits are WLS)
+            if correction is None:
+                simex_start = time.perf_counter()
+                result, correction = orientation_corrected(regressor, config, train.record, samples, result)
+                out["simex"] = {
+                    "noise_mrad": (1000 * correction.noise).tolist(),
+                    "noise_simulated_mrad": 0.0 if "orientation_noise" in noise_off else 1000 * simulated_noise,
+                    "correction_mm_g": [1000 * x for x in correction.correction],
+                    "correction_std_mm_g": [1000 * x for x in correction.std],
+                    "extrapolant_difference_mm_g": [1000 * x for x in correction.extrapolant_difference],
+                    "means_mm_g": (1000 * correction.means).tolist(),
+                    "simex_s": time.perf_counter() - simex_start,
+                }
+            else:
+                result = corrected_identification(result, correction)
         error = result.com.value - com_true
         out[name] = {
             "fit_s": time.perf_counter() - start,
@@ -113,7 +135,7 @@ def check_seed(
             "prefer_urdf_com": worse_than_nominal(result.com, urdf_com).tolist(),
             "link_mass_error": link_errors(result.theta[0::10]),
             "negative_masses": int(np.sum(result.theta[0::10] < 0.0)),
-            "heldout": heldout(result.theta),
+            "heldout": None if name.endswith("_simex") else heldout(result.theta),  # the same parameters
         }
         wls = result if name == "wls" else wls
     assert wls is not None
@@ -148,7 +170,7 @@ def check_seed(
 def summary(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Over the seeds: coverage counts, error ranges, and how the held-out metrics rank wls and sdp."""
     out: dict[str, Any] = {"seeds": len(results)}
-    for name in ("wls_trusted", "wls", "sdp"):
+    for name in ("wls_trusted", "wls", "sdp", "wls_simex", "sdp_simex"):
         rows = [r[name] for r in results]
         out[name] = {
             "com_covered": np.sum([r["com_covered"] for r in rows], axis=0).tolist(),

@@ -93,24 +93,22 @@ def cmd_synth_floating(args: argparse.Namespace) -> int:
     return 0
 
 
-def _samples(regressor: Any, config: Any, path: str, rows: str, args: argparse.Namespace) -> Any:
-    """Regressor samples of a floating-base recording, NPZ or bag (joints reordered to the config's)."""
+def _record(config: Any, path: str, args: argparse.Namespace) -> Any:
+    """A floating-base recording, NPZ or bag (`motor_ident.io.floating_record.FloatingBaseRecord`)."""
     from motor_ident.commands.data_options import is_bag
     from motor_ident.io.bags.floating import read_floating_bag
     from motor_ident.io.floating_record import load_floating_record
 
     if is_bag(path):
         given = dict(item.split("=", 1) for item in args.foot_wrench_topic)
-        record = read_floating_bag(
+        return read_floating_bag(
             path,
             joints=config.joints,
             imu_topic=args.imu_topic,
             wrench_topics={c.name: given.get(c.name, f"/{c.name}/wrench") for c in config.floating_base.contacts},
             joint_states_topic=args.joint_states_topic,
         )
-    else:
-        record = load_floating_record(path)
-    return record_samples(regressor, config, record, rows=rows, source=path)
+    return load_floating_record(path)
 
 
 def record_samples(regressor: Any, config: Any, record: Any, *, rows: str = "base", source: str = "the record") -> Any:
@@ -144,6 +142,29 @@ def record_samples(regressor: Any, config: Any, record: Any, *, rows: str = "bas
         tau=None if record.tau is None else record.tau[:, order],
         base_position=record.base_position,
     )
+
+
+def orientation_corrected(regressor: Any, config: Any, record: Any, samples: Any, result: Any) -> tuple[Any, Any]:
+    """``result`` with the IMU's orientation noise taken out of its mass and CoM (SIMEX:
+    `motor_ident.core.floating_base.errors_in_variables`): refits on ``record`` with more orientation noise,
+    each through `record_samples` as ``samples`` were made. Returns the corrected result and the correction."""
+    from dataclasses import replace
+
+    from motor_ident.core.floating_base.errors_in_variables import (
+        corrected_identification,
+        mass_and_com,
+        simex_correction,
+    )
+
+    theta0 = regressor.floating.inertial_parameters()
+
+    def estimate(quaternion: np.ndarray) -> np.ndarray:
+        noisier = record_samples(regressor, config, replace(record, imu_quaternion=quaternion), rows=result.rows)
+        return mass_and_com(regressor, result, noisier, samples.Q[0], theta0)
+
+    naive = mass_and_com(regressor, result, samples, samples.Q[0], theta0)
+    correction = simex_correction(estimate, record.t, record.imu_quaternion, record.imu_gyro, naive)
+    return corrected_identification(result, correction), correction
 
 
 def _foot_first_moments(floating: Any, base: Any, soles: tuple[str, ...]) -> dict[str, str]:
@@ -259,7 +280,8 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         raise ConfigError(f"--floating-base takes --method ols, wls, sdp or log_cholesky, not {args.method!r}")
     floating = config.build_floating_base()
     regressor = FloatingBaseRegressor(floating)
-    samples = _samples(regressor, config, args.data, args.rows, args)
+    record = _record(config, args.data, args)
+    samples = record_samples(regressor, config, record, rows=args.rows, source=args.data)
     free = compare_row_sets(structural_base_parameters(regressor, "base"), structural_base_parameters(regressor, "all"))
     print(free.summary())
     soles = config.floating_base.sole_frames
@@ -299,6 +321,21 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         alpha=args.alpha if args.method in ("sdp", "log_cholesky") and args.alpha < 1.0 else 1.0,
         estimate_tilt=args.imu_tilt == "estimate",
     )
+    correction = None
+    if args.orientation_noise == "correct":
+        result, correction = orientation_corrected(regressor, config, record, samples, result)
+        print(
+            "IMU orientation's white noise (its increments against the gyro's) [mrad]: "
+            + ", ".join(f"{a} {1000 * v:.3f}" for a, v in zip("xyz", correction.noise))
+            + f"; its bias taken off the mass and CoM ({correction.refits} refits with more of it, extrapolated to "
+            f"none, SIMEX; --orientation-noise ignore: not): total mass {1000 * correction.correction[0]:+.2f} g, "
+            "CoM "
+            + ", ".join(
+                f"{a} {1000 * v:+.2f} +- {1000 * e:.2f}"
+                for a, v, e in zip("xyz", correction.correction[1:], correction.std[1:])
+            )
+            + " mm"
+        )
     mass, com = result.mass, result.com
     if result.tilt is not None:
         tilt = result.tilt
@@ -401,11 +438,21 @@ def cmd_identify_floating(args: argparse.Namespace) -> int:
         "prefer_nominal": {"total_mass": prefer_mass, "com": [bool(x) for x in prefer_com]},
         "imu_tilt": None if result.tilt is None else floats(result.tilt.value),
         "imu_tilt_std": None if result.tilt is None else floats(result.tilt.std),
+        "orientation_noise": None if correction is None else floats(correction.noise),
+        "orientation_noise_correction": None
+        if correction is None
+        else {
+            "total_mass": float(correction.correction[0]),
+            "com": floats(correction.correction[1:]),
+            "total_mass_std": float(correction.std[0]),
+            "com_std": floats(correction.std[1:]),
+            "refits": correction.refits,
+        },
     }
     if result.heldout is not None:
         payload["heldout_nrmse"] = floats(result.heldout.nrmse)
     if args.validate_on:
-        held = _samples(regressor, config, args.validate_on, "base", args)
+        held = record_samples(regressor, config, _record(config, args.validate_on, args), source=args.validate_on)
         payload["validation"] = _wrench_validation(regressor, base, result.theta, theta0, held, args.validate_on)
     if args.urdf_out:
         payload["urdf"] = _write_urdf(args.urdf_out, config, regressor, result)

@@ -459,6 +459,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "parameters, its uncertainty in the mass's and CoM's (default), or trust the IMU's orientation",
     )
     p.add_argument(
+        "--orientation-noise",
+        choices=("correct", "ignore"),
+        default="correct",
+        help="--floating-base: take the bias the IMU orientation's white noise leaves in the mass and CoM out by "
+        "refitting with more of it (SIMEX), its uncertainty in their std (default), or ignore it",
+    )
+    p.add_argument(
         "--imu-topic", default="/imu/data", help="--floating-base bags: the base IMU's sensor_msgs/Imu topic"
     )
     p.add_argument(

@@ -115,7 +115,7 @@ def _identify(given: Given, args: argparse.Namespace) -> Iterator[str]:
         if given("alpha") and args.method not in ("sdp", "log_cholesky"):
             yield "--alpha does nothing with --floating-base unless --method sdp or log_cholesky (its pull to the URDF)"
         return
-    for dest in ("rows", "imu_tilt", "imu_topic", "foot_wrench_topic"):
+    for dest in ("rows", "imu_tilt", "orientation_noise", "imu_topic", "foot_wrench_topic"):
         if given(dest):
             yield f"{flag(dest)} applies to --floating-base only"
     if given("alpha") and args.method != "nominal":

@@ -93,6 +93,7 @@ class IdentifyOptions:
     floating_base: bool = False
     rows: str = "base"
     imu_tilt: str = "estimate"
+    orientation_noise: str = "correct"
     imu_topic: str = "/imu/data"
     foot_wrench_topic: tuple[str, ...] = field(default=())
 

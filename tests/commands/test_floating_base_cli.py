@@ -49,6 +49,9 @@ def test_synth_identify_validate_and_export(tmp_path: Path) -> None:
     assert np.mean(validation["floor"]["nrmse"]) < np.mean(validation["determined"]["nrmse"])
     # the base orientation's tilt, and the URDF recommended where the data know less than it
     assert "base orientation's constant tilt" in done.stdout and len(fit["imu_tilt"]) == 2
+    # the IMU orientation's white noise (the simulator's 2 mrad) estimated, its bias corrected (SIMEX)
+    assert "IMU orientation's white noise" in done.stdout and fit["orientation_noise_correction"]["refits"] == 6
+    np.testing.assert_allclose(fit["orientation_noise"], 0.002, rtol=0.2)
     assert fit["prefer_nominal"]["com"][2] and "use the URDF's CoM z" in done.stdout
     # the exported links: the per-link table, every mass positive, the total the identified one
     links = fit["urdf"]["links"]

@@ -62,6 +62,10 @@ REFUSED_WHEN_PARSED = {
     ),
     "--rows without --floating-base": ("identify DATA --rows all", "--rows applies to --floating-base only"),
     "--imu-tilt without --floating-base": ("identify DATA --imu-tilt trust", "--imu-tilt applies to --floating-base"),
+    "--orientation-noise without --floating-base": (
+        "identify DATA --orientation-noise ignore",
+        "--orientation-noise applies to --floating-base",
+    ),
     "--out with --floating-base": ("identify DATA --floating-base --out p.yaml", "--out does not apply with"),
     "synth --single-support": ("synth --out {tmp}/s.npz --single-support 2", "--single-support applies to"),
     "synth --plant": ("synth --out {tmp}/s.npz --plant rigid", "--plant applies to --floating-base only"),
