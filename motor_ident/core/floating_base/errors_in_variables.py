@@ -181,9 +181,10 @@ def mass_and_com(
     base = result.base
     stats = RegressionStatistics(k, base.n_base)
     train = samples.slice(0, result.n_train)
-    for start, Y in _base_row_chunks(regressor, base, train.Q, train.V, train.A, k, 2000, None):
-        stats.add(Y, train.F[start : start + Y.shape[0], :k])
-    theta = base.to_full(stats.wls().theta, np.asarray(theta_nominal, dtype=float))
+    theta0 = np.asarray(theta_nominal, dtype=float)
+    for start, Y, undetermined in _base_row_chunks(regressor, base, train.Q, train.V, train.A, k, 2000, theta0, False):
+        stats.add(Y, train.F[start : start + Y.shape[0], :k] - undetermined)  # as `identify_floating_base` fits
+    theta = base.to_full(stats.wls().theta, theta0)
     com = centre_of_mass(regressor, q_reference, base, np.eye(base.n_base), theta).value
     return np.array([theta[0::10].sum(), *com])
 
