@@ -103,7 +103,8 @@ def heldout_wrench(
     Y = regressor.rows(Q, V, A, count=6)
     measured = F[:, :6]
     refit = RegressionStatistics(6, base.n_base)
-    refit.add(base.base_regressor(Y), measured)
+    undetermined = Y @ theta0 - base.base_regressor(Y) @ base.to_base(theta0)  # the URDF's, as the fit takes it
+    refit.add(base.base_regressor(Y), measured - undetermined)
     floor = refit.wls().theta
     models = {
         "identified": theta,
