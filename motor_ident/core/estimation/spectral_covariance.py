@@ -127,13 +127,23 @@ def coloured_noise_covariance(
 def at_least(covariance: ArrayLike, floor: ArrayLike) -> FloatArray:
     """``covariance`` (p, p) raised to ``floor`` (p, p, positive definite) in every direction where it is smaller.
 
-    In the floor's metric (L^-1 C L^-T, L L' = floor) the eigenvalues below 1 become 1.
+    In the floor's metric (L^-1 C L^-T, L L' = floor) the eigenvalues below 1 become 1. Both are
+    first scaled by the floor's standard deviations (base parameters span ten decades of units), and
+    the floor's eigenvalues are kept above 1e-12 of its largest: a floor that is positive definite
+    only up to rounding (an eigenvalue of -1e-12 relative, as on a 208-parameter humanoid) is taken
+    as its positive part instead of failing.
     """
-    L = np.linalg.cholesky(np.asarray(floor, dtype=float))
-    S = np.linalg.solve(L, np.linalg.solve(L, np.asarray(covariance, dtype=float)).T)
+    C = np.asarray(covariance, dtype=float)
+    B = np.asarray(floor, dtype=float)
+    scale = np.sqrt(np.clip(np.diag(B), np.finfo(float).tiny, None))
+    outer = np.outer(scale, scale)
+    w, V = np.linalg.eigh((B + B.T) / (2.0 * outer))
+    w = np.maximum(w, 1e-12 * max(float(w.max()), np.finfo(float).tiny))
+    L, L_inv = V * np.sqrt(w), (V / np.sqrt(w)).T
+    S = L_inv @ ((C + C.T) / (2.0 * outer)) @ L_inv.T
     values, vectors = np.linalg.eigh((S + S.T) / 2.0)
     LU = L @ vectors
-    return np.asarray((LU * np.maximum(values, 1.0)) @ LU.T, dtype=float)
+    return np.asarray((LU * np.maximum(values, 1.0)) @ LU.T * outer, dtype=float)
 
 
 def _daniell(x: NDArray[np.generic], half_width: int) -> NDArray[np.generic]:

@@ -76,3 +76,20 @@ def test_at_least_raises_only_the_smaller_directions(rng: np.random.Generator) -
     assert np.all(np.linalg.eigvalsh(raised - floor) > -1e-9)
     assert np.all(np.linalg.eigvalsh(raised - covariance) > -1e-9)
     np.testing.assert_allclose(at_least(floor, floor), floor, atol=1e-12)
+
+
+def test_at_least_takes_a_floor_definite_only_up_to_rounding(rng: np.random.Generator) -> None:
+    """Parameters ten decades apart in scale and a floor with an eigenvalue of -1e-12 relative (as the
+    coloured-noise floor of a 208-parameter humanoid had): no Cholesky failure, the result still at
+    least the covariance, and at least the floor where the floor is not zero."""
+    scale = np.logspace(-5, 5, 6)
+    A = rng.standard_normal((6, 6))
+    w, V = np.linalg.eigh(A @ A.T)
+    w[0] = -1e-12 * w[-1]
+    floor = (V * w) @ V.T * np.outer(scale, scale)
+    B = rng.standard_normal((6, 6))
+    covariance = 0.5 * (B @ B.T) * np.outer(scale, scale)
+    raised = at_least(covariance, floor)
+    relative = np.outer(scale, scale)
+    assert np.all(np.linalg.eigvalsh((raised - covariance) / relative) > -1e-9)
+    assert np.all(np.linalg.eigvalsh((raised - floor) / relative) > -1e-9)
