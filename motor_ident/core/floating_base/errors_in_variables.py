@@ -40,14 +40,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
-import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
+from scipy.spatial.transform import Rotation
 
 from motor_ident.core.estimation.least_squares import RegressionStatistics
 from motor_ident.core.floating_base.identification import (
+    CHUNK_SAMPLES,
     Estimate,
     FloatingIdentification,
-    _base_row_chunks,
+    base_row_chunks,
     centre_of_mass,
     row_count,
 )
@@ -79,8 +80,8 @@ def orientation_noise(t: ArrayLike, quaternion: ArrayLike, gyro: ArrayLike) -> F
     quat, gyro = np.asarray(quaternion, dtype=float), np.asarray(gyro, dtype=float)
     if t.size < 3 or quat.shape != (t.size, 4) or gyro.shape != (t.size, 3):
         raise DataError(f"orientation noise needs (N, 4) quaternions and (N, 3) rates, N >= 3: got {quat.shape}")
-    R = [pin.Quaternion(x).normalized().toRotationMatrix() for x in quat]
-    increments = np.array([pin.log3(R[k].T @ R[k + 1]) for k in range(t.size - 1)])
+    R = Rotation.from_quat(quat)  # [qx, qy, qz, qw], normalised
+    increments = (R[:-1].inv() * R[1:]).as_rotvec()  # each step's rotation in the IMU frame
     rotation = 0.5 * (gyro[1:] + gyro[:-1]) * np.diff(t)[:, None]
     return np.asarray(np.std(increments - rotation, axis=0) / np.sqrt(2.0), dtype=float)
 
@@ -140,10 +141,8 @@ def simex_correction(
     values[:, 0] = naive
     for b in range(replicates):
         pattern = rng.standard_normal((quat.shape[0], 3)) * sigma
-        for i, lam in enumerate(lambdas, start=1):
-            turns = [pin.Quaternion(pin.exp3(np.sqrt(lam) * e)) for e in pattern]
-            noisier = np.array([(pin.Quaternion(x) * turn).coeffs() for x, turn in zip(quat, turns)])
-            values[b, i] = estimate(noisier)
+        for i, lam in enumerate(lambdas, start=1):  # the recorded orientation turned by the pattern, in the IMU frame
+            values[b, i] = estimate((Rotation.from_quat(quat) * Rotation.from_rotvec(np.sqrt(lam) * pattern)).as_quat())
     # a line in lambda per replicate, least squares, evaluated at lambda = -1; a quadratic for its error
     extrapolated = np.einsum("l,blm->bm", _extrapolation_weights(grid, 1), values)
     corrected = extrapolated.mean(axis=0)
@@ -182,7 +181,9 @@ def mass_and_com(
     stats = RegressionStatistics(k, base.n_base)
     train = samples.slice(0, result.n_train)
     theta0 = np.asarray(theta_nominal, dtype=float)
-    for start, Y, undetermined in _base_row_chunks(regressor, base, train.Q, train.V, train.A, k, 2000, theta0, False):
+    for start, Y, undetermined in base_row_chunks(
+        regressor, base, train.Q, train.V, train.A, k, CHUNK_SAMPLES, theta0, False
+    ):
         stats.add(Y, train.F[start : start + Y.shape[0], :k] - undetermined)  # as `identify_floating_base` fits
     theta = base.to_full(stats.wls().theta, theta0)
     com = centre_of_mass(regressor, q_reference, base, np.eye(base.n_base), theta).value

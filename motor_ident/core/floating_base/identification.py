@@ -54,6 +54,10 @@ when the parameters the data leave undetermined enter it with coefficients below
 its largest coefficient."""
 
 
+CHUNK_SAMPLES = 2000
+"""Samples whose regressor rows are built at once (memory: CHUNK_SAMPLES x rows x base parameters)."""
+
+
 def row_count(regressor: FloatingBaseRegressor, rows: str) -> int:
     """Rows per sample of a row set (`ROW_SETS`)."""
     if rows not in ROW_SETS:
@@ -367,7 +371,7 @@ def identify_floating_base(
     base: BaseParameters | None = None,
     alpha: float = 1.0,
     estimate_tilt: bool = True,
-    chunk_size: int = 2000,
+    chunk_size: int = CHUNK_SAMPLES,
 ) -> FloatingIdentification:
     """Identify the inertial parameters a floating-base record determines.
 
@@ -418,7 +422,7 @@ def identify_floating_base(
     keep = n_train * k * (r + tilt) * 8 <= CACHE_BYTES
     kept: list[tuple[FloatArray, FloatArray]] = []
     F = F[:, :k].copy()  # less the share of what the data leave undetermined, at the URDF's values
-    for start, Y, undetermined in _base_row_chunks(regressor, base, Q, V, A, k, chunk_size, theta0, tilt > 0):
+    for start, Y, undetermined in base_row_chunks(regressor, base, Q, V, A, k, chunk_size, theta0, tilt > 0):
         stop = start + Y.shape[0]
         F[start:stop] -= undetermined
         split = min(max(n_train - start, 0), stop - start)
@@ -432,7 +436,7 @@ def identify_floating_base(
         raise EstimationError("no training samples")
     fit = train.ols() if method == "ols" else train.wls()
     white, fit_white_full = fit.covariance[:r, :r], fit.covariance
-    chunks = kept if keep else ((Y, F[s : s + Y.shape[0]]) for s, Y, _ in _base_row_chunks(
+    chunks = kept if keep else ((Y, F[s : s + Y.shape[0]]) for s, Y, _ in base_row_chunks(
         regressor, base, Q[:n_train], V, A, k, chunk_size, theta0, tilt > 0
     ))  # fmt: skip
     transform = LowFrequencyTransform(n_train, band(F[:n_train]), fit.theta)
@@ -495,7 +499,7 @@ def _tilt_removed(stats: RegressionStatistics, coefficients: FloatArray) -> Regr
     return out
 
 
-def _base_row_chunks(
+def base_row_chunks(
     regressor: FloatingBaseRegressor,
     base: BaseParameters,
     Q: FloatArray,
