@@ -53,9 +53,7 @@ DETERMINED_TOLERANCE = 0.01
 when the parameters the data leave undetermined enter it with coefficients below this fraction of
 its largest coefficient."""
 
-
-CHUNK_SAMPLES = 2000
-"""Samples whose regressor rows are built at once (memory: CHUNK_SAMPLES x rows x base parameters)."""
+CHUNK_SAMPLES = 2000  # samples whose regressor rows are built at once (memory: samples x rows x parameters)
 
 
 def row_count(regressor: FloatingBaseRegressor, rows: str) -> int:
